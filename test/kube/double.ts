@@ -90,18 +90,19 @@ export class KubeDouble extends FakeCluster {
     return this;
   }
 
-  /** The kubeconfig text (YAML). */
-  kubeconfig(): string {
+  /**
+   * The kubeconfig text (YAML). Tests may vary it: no CA (to see TLS refused) or another token (to see 401).
+   * @param options.withCa include `certificate-authority-data` @default true
+   * @param options.token the bearer token @default the one the double accepts
+   */
+  kubeconfig(options: { withCa?: boolean; token?: string } = {}): string {
+    const cluster: Record<string, string> = { server: this.url };
+    if (options.withCa ?? true) cluster['certificate-authority-data'] = Buffer.from(this.caPem).toString('base64');
     return stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [
-        {
-          name: 'kube-double',
-          cluster: { server: this.url, 'certificate-authority-data': Buffer.from(this.caPem).toString('base64') },
-        },
-      ],
-      users: [{ name: 'tether-memory', user: { token: this.bearerToken } }],
+      clusters: [{ name: 'kube-double', cluster }],
+      users: [{ name: 'tether-memory', user: { token: options.token ?? this.bearerToken } }],
       contexts: [{ name: 'kube-double', context: { cluster: 'kube-double', user: 'tether-memory' } }],
       'current-context': 'kube-double',
     });

@@ -1,0 +1,100 @@
+/**
+ * @module
+ * Key lifecycle for one server replica: mint, verify (with a per-replica cache of key records),
+ * revoke (refused at once on this replica; others refuse when their cache entry expires).
+ * Called by the auth plugin and the key routes.
+ */
+import type { Clock } from '../common/clock.ts';
+import { TetherError, unauthenticated } from '../common/errors.ts';
+import type { KeyRecord, Store } from '../store/store.ts';
+import { type AuthContext, contextOf } from './auth-context.ts';
+import { type MintKeyOptions, mintKey, parseKey, secretMatches } from './keys.ts';
+
+/** Options for `KeyService`. */
+export interface KeyServiceOptions {
+  store: Store;
+  clock: Clock;
+  /** How long a key record is trusted without reading the store again, ms. @default 30000 */
+  cacheTtlMs?: number;
+  /** Most cached records. @default 100000 */
+  cacheSize?: number;
+}
+
+/** Counters for /metrics. */
+export interface KeyCacheStats {
+  hits: number;
+  misses: number;
+}
+
+/** Mints, verifies and revokes keys. */
+export class KeyService {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #ttl: number;
+  readonly #size: number;
+  readonly #cache = new Map<string, { record: KeyRecord; until: number }>();
+  readonly stats: KeyCacheStats = { hits: 0, misses: 0 };
+
+  constructor(options: KeyServiceOptions) {
+    const ttl = options.cacheTtlMs ?? 30_000;
+    if (!(ttl >= 0)) throw new Error(`Cannot create key service as 'cacheTtlMs' must be >= 0: got ${ttl}`);
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#ttl = ttl;
+    this.#size = options.cacheSize ?? 100_000;
+  }
+
+  /** Mints and stores a key; returns the key text (shown once) and its record. */
+  async mint(options: Omit<MintKeyOptions, 'now'>): Promise<{ key: string; record: KeyRecord }> {
+    const minted = mintKey({ ...options, now: this.#clock.now() });
+    await this.#store.insertKey(minted.record);
+    return minted;
+  }
+
+  /**
+   * Checks a bearer key.
+   * @throws {TetherError} 401 `unauthenticated` (malformed, unknown, wrong secret), `key_expired`, `key_revoked`.
+   */
+  async verify(key: string): Promise<AuthContext> {
+    const parsed = parseKey(key);
+    if (!parsed) throw unauthenticated('malformed key: expected tth_<16 hex>_<64 hex>');
+    const record = await this.#lookup(parsed.id);
+    if (!record || !secretMatches(parsed.secret, record.hash)) throw unauthenticated('unknown key');
+    if (record.revokedAt !== null) throw new TetherError('key_revoked', 'this key was revoked');
+    if (record.expiresAt !== null && record.expiresAt <= this.#clock.now()) {
+      throw new TetherError('key_expired', 'this key has expired; exchange your workload token again');
+    }
+    return contextOf(record);
+  }
+
+  /** Revokes a key; this replica refuses it at once. False when there is no such key. */
+  async revoke(id: string): Promise<boolean> {
+    const ok = await this.#store.revokeKey(id, this.#clock.now());
+    this.#cache.delete(id);
+    return ok;
+  }
+
+  /** Forgets a cached record (e.g. when told another replica revoked it). */
+  evict(id: string): void {
+    this.#cache.delete(id);
+  }
+
+  async #lookup(id: string): Promise<KeyRecord | null> {
+    const now = this.#clock.now();
+    const hit = this.#cache.get(id);
+    if (hit && hit.until > now) {
+      this.stats.hits++;
+      return hit.record;
+    }
+    this.stats.misses++;
+    const record = await this.#store.getKey(id);
+    // Unknown ids are not cached: a key minted a moment ago on another replica must work here too.
+    if (record === null) return null;
+    if (this.#cache.size >= this.#size) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.set(id, { record, until: now + this.#ttl });
+    return record;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * @module
+ * `tether export` (NDJSON to stdout) and `tether import` (NDJSON file or stdin to a server), each with
+ * a progress bar on stderr. Import sends batches under the server's 1 MiB body limit.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import { createProgress } from './progress.ts';
+
+const BATCH_BYTES = 900 * 1024;
+
+interface ClientFlags {
+  url: string;
+  key?: string;
+  namespace?: string;
+}
+
+function keyOf(flags: ClientFlags): string {
+  const key = flags.key ?? process.env.TETHER_KEY;
+  if (!key) throw new Error('--key (or TETHER_KEY) is required');
+  return key;
+}
+
+async function failOf(res: Response): Promise<Error> {
+  const text = await res.text();
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    return new Error(`${res.status} ${body.error?.code}: ${body.error?.message}`);
+  } catch {
+    return new Error(`${res.status} ${text.slice(0, 200)}`);
+  }
+}
+
+/** Registers `tether export` and `tether import`. */
+export function registerExportCommands(program: Command): void {
+  program
+    .command('export')
+    .description('export events as NDJSON to stdout')
+    .option('--url <url>', 'memory server URL (TETHER_URL)', process.env.TETHER_URL ?? 'http://127.0.0.1:8080')
+    .option('--key <key>', 'API key (TETHER_KEY)')
+    .option('--namespace <ns>', 'one namespace (default: the key’s own, or every namespace an admin reaches)')
+    .option('--since <id>', 'only events after this id')
+    .action(async (flags: ClientFlags & { since?: string }) => {
+      const url = new URL('/v1/events', flags.url);
+      if (flags.namespace) url.searchParams.set('namespace', flags.namespace);
+      if (flags.since) url.searchParams.set('since', flags.since);
+      const res = await fetch(url, { headers: { authorization: `Bearer ${keyOf(flags)}` } });
+      if (!res.ok || !res.body) throw await failOf(res);
+      const progress = createProgress({ label: 'export', unit: 'events' });
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body) {
+        const text = decoder.decode(chunk as Uint8Array, { stream: true });
+        let n = 0;
+        for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+        progress.tick(n);
+        if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
+      }
+      progress.done();
+    });
+
+  program
+    .command('import')
+    .description('import NDJSON events (admin key)')
+    .argument('[file]', 'NDJSON file (default: stdin)')
+    .option('--url <url>', 'memory server URL (TETHER_URL)', process.env.TETHER_URL ?? 'http://127.0.0.1:8080')
+    .option('--key <key>', 'admin API key (TETHER_KEY)')
+    .action(async (file: string | undefined, flags: ClientFlags) => {
+      const key = keyOf(flags);
+      const input = file ? createReadStream(file) : process.stdin;
+      const total = file ? statSync(file).size : undefined;
+      const progress = createProgress({ label: 'import', total, unit: 'bytes' });
+      let batch: string[] = [];
+      let bytes = 0;
+      let imported = 0;
+      let skipped = 0;
+      const send = async () => {
+        if (batch.length === 0) return;
+        const res = await fetch(new URL('/v1/events/import', flags.url), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' },
+          body: `${batch.join('\n')}\n`,
+        });
+        if (!res.ok) throw await failOf(res);
+        const r = (await res.json()) as { imported: number; skipped: number };
+        imported += r.imported;
+        skipped += r.skipped;
+        progress.tick(bytes);
+        batch = [];
+        bytes = 0;
+      };
+      for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+        if (line.trim() === '') continue;
+        const size = Buffer.byteLength(line) + 1;
+        if (bytes + size > BATCH_BYTES) await send();
+        batch.push(line);
+        bytes += size;
+      }
+      await send();
+      progress.done();
+      process.stderr.write(`imported ${imported} events, skipped ${skipped} already present\n`);
+    });
+}

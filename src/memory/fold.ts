@@ -1,0 +1,83 @@
+/**
+ * @module
+ * Folding: turns the event log of one (subject, predicate) into what is believed, as of a time.
+ * single: the newest assertion holds; multi: values accumulate; retractions remove and never bring an
+ * older value back. Order: observed_at, then assertion before retraction, then id. Pure.
+ */
+import type { StoredEvent } from '../store/store.ts';
+
+/** A value believed now (or as of a time). */
+export interface Belief {
+  /** The assertion that holds the value. */
+  event: StoredEvent;
+  /** Values this one replaced (single only), most recent first. */
+  replaced: { value: unknown; observedAt: number }[];
+}
+
+/** Fold order: observed_at, assertion before retraction, then id. */
+export function compareEvents(a: StoredEvent, b: StoredEvent): number {
+  if (a.observedAt !== b.observedAt) return a.observedAt - b.observedAt;
+  if (a.retraction !== b.retraction) return a.retraction ? 1 : -1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * Folds the events of one (subject, predicate).
+ * @param events any order; events after `asOf` are ignored
+ * @param cardinality the rule in force at `asOf`
+ * @param asOf epoch ms; `undefined` means now (every event)
+ * @returns current beliefs, oldest first
+ */
+export function foldFact(
+  events: readonly StoredEvent[],
+  cardinality: 'single' | 'multi',
+  asOf?: number,
+): Belief[] {
+  const ordered = events.filter((e) => asOf === undefined || e.observedAt <= asOf).sort(compareEvents);
+  return cardinality === 'single' ? foldSingle(ordered) : foldMulti(ordered);
+}
+
+function foldSingle(ordered: StoredEvent[]): Belief[] {
+  let current: Belief | null = null;
+  for (const e of ordered) {
+    if (e.retraction) {
+      if (current && (e.valueKey === null || e.valueKey === current.event.valueKey)) current = null;
+      continue;
+    }
+    if (current && current.event.valueKey === e.valueKey) continue; // restatement keeps the first
+    const replaced: Belief['replaced'] = current
+      ? [{ value: current.event.value, observedAt: current.event.observedAt }, ...current.replaced]
+      : [];
+    current = { event: e, replaced };
+  }
+  return current ? [current] : [];
+}
+
+function foldMulti(ordered: StoredEvent[]): Belief[] {
+  const held = new Map<string, Belief>();
+  for (const e of ordered) {
+    if (e.retraction) {
+      if (e.valueKey === null) held.clear();
+      else held.delete(e.valueKey);
+      continue;
+    }
+    const key = e.valueKey as string;
+    if (!held.has(key)) held.set(key, { event: e, replaced: [] });
+  }
+  return [...held.values()];
+}
+
+/** Splits a mixed list of events into groups keyed `subject\u0000predicate`, keeping order. */
+export function groupByFact(events: readonly StoredEvent[]): Map<string, StoredEvent[]> {
+  const groups = new Map<string, StoredEvent[]>();
+  for (const e of events) {
+    const k = `${e.subject}\u0000${e.predicate}`;
+    let g = groups.get(k);
+    if (!g) {
+      g = [];
+      groups.set(k, g);
+    }
+    g.push(e);
+  }
+  return groups;
+}

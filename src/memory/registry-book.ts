@@ -1,0 +1,90 @@
+/**
+ * @module
+ * Per-tenant registry versions: loads them from the store (cached), seeds a new tenant with the default
+ * registry (in force from time 0), records replacements as new versions, and answers "which rule
+ * applied at time T". Called by the memory engine and the registry routes.
+ */
+import type { Clock } from '../common/clock.ts';
+import { newEventId } from '../common/ids.ts';
+import { KeyedMutex } from '../common/keyed-mutex.ts';
+import type { PredicateDef, RegistryVersion, Store } from '../store/store.ts';
+import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
+
+/** Registry versions of every tenant. */
+export class RegistryBook {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #defaults: readonly PredicateDef[];
+  readonly #cache = new Map<string, { versions: RegistryVersion[]; registries: Registry[] }>();
+  readonly #mutex = new KeyedMutex();
+
+  constructor(store: Store, clock: Clock, defaults: readonly PredicateDef[]) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#defaults = defaults;
+  }
+
+  async #load(tenant: string): Promise<{ versions: RegistryVersion[]; registries: Registry[] }> {
+    const hit = this.#cache.get(tenant);
+    if (hit) return hit;
+    return this.#mutex.run(tenant, async () => {
+      const again = this.#cache.get(tenant);
+      if (again) return again;
+      let versions = await this.#store.registryVersions(tenant);
+      if (versions.length === 0) {
+        const first: RegistryVersion = {
+          id: newEventId(this.#clock.now()),
+          tenant,
+          recordedAt: 0,
+          predicates: this.#defaults.map((d) => ({ ...d })),
+        };
+        await this.#store.appendRegistryVersion(first);
+        versions = [first];
+      }
+      const entry = { versions, registries: versions.map((v) => new Registry(v.predicates)) };
+      this.#cache.set(tenant, entry);
+      return entry;
+    });
+  }
+
+  /** The registry in force at `at` (epoch ms; default now). */
+  async at(tenant: string, at?: number): Promise<Registry> {
+    const { versions, registries } = await this.#load(tenant);
+    const v = versionAt(versions, at ?? this.#clock.now());
+    return registries[versions.indexOf(v as RegistryVersion)] as Registry;
+  }
+
+  /** The current registry. */
+  async current(tenant: string): Promise<Registry> {
+    const { registries } = await this.#load(tenant);
+    return registries[registries.length - 1] as Registry;
+  }
+
+  /** Every version, oldest first (a removed predicate can still be read). */
+  async all(tenant: string): Promise<Registry[]> {
+    return (await this.#load(tenant)).registries;
+  }
+
+  /**
+   * Replaces the tenant's predicate set from now on.
+   * @throws {TetherError} 400 for an invalid set or a changed value type.
+   */
+  async replace(tenant: string, predicates: PredicateDef[]): Promise<RegistryVersion> {
+    validatePredicates(predicates);
+    const entry = await this.#load(tenant);
+    return this.#mutex.run(tenant, async () => {
+      for (const old of entry.versions) checkRegistryChange(old.predicates, predicates);
+      const last = entry.versions[entry.versions.length - 1] as RegistryVersion;
+      const version: RegistryVersion = {
+        id: newEventId(this.#clock.now()),
+        tenant,
+        recordedAt: Math.max(this.#clock.now(), last.recordedAt + 1),
+        predicates,
+      };
+      await this.#store.appendRegistryVersion(version);
+      entry.versions.push(version);
+      entry.registries.push(new Registry(predicates));
+      return version;
+    });
+  }
+}

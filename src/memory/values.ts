@@ -1,0 +1,87 @@
+/**
+ * @module
+ * Typed values: checks a value against its predicate's type and gives its identity key
+ * (case-insensitive for strings, numeric for numbers), plus subject normalisation. Pure.
+ */
+import { invalidRequest } from '../common/errors.ts';
+import type { PredicateDef } from '../store/store.ts';
+
+/** Longest string value, evidence, in characters. */
+export const MAX_TEXT = 8192;
+/** Longest subject, in characters. */
+export const MAX_SUBJECT = 256;
+
+/** A checked value and its identity. */
+export interface TypedValue {
+  value: string | number | boolean;
+  valueKey: string;
+}
+
+/** Normalises a subject: trimmed, inner whitespace collapsed, lower case. @throws 400 naming `field`. */
+export function normalizeSubject(subject: string, field = 'subject'): string {
+  const s = subject.trim().replace(/\s+/g, ' ').toLowerCase();
+  if (s.length === 0) throw invalidRequest(field, 'must not be empty');
+  if (s.length > MAX_SUBJECT) throw invalidRequest(field, `must be at most ${MAX_SUBJECT} characters`);
+  return s;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Checks `raw` against `def` and returns the stored value and its identity key.
+ * @throws {TetherError} 400 `invalid_request` naming `field` (wrong type, enum value not allowed, too long).
+ */
+export function typedValue(def: PredicateDef, raw: unknown, field = 'value'): TypedValue {
+  switch (def.valueType) {
+    case 'string': {
+      const s = requireString(raw, field, def);
+      return { value: s, valueKey: s.toLowerCase() };
+    }
+    case 'ref': {
+      const s = normalizeSubject(requireString(raw, field, def), field);
+      return { value: s, valueKey: s };
+    }
+    case 'number': {
+      if (typeof raw !== 'number' || !Number.isFinite(raw)) {
+        throw invalidRequest(field, `'${def.name}' takes a number, got ${describe(raw)}`);
+      }
+      return { value: raw, valueKey: String(raw) };
+    }
+    case 'boolean': {
+      if (typeof raw !== 'boolean') throw invalidRequest(field, `'${def.name}' takes true or false, got ${describe(raw)}`);
+      return { value: raw, valueKey: String(raw) };
+    }
+    case 'enum': {
+      const s = requireString(raw, field, def);
+      const hit = (def.allowed ?? []).find((a) => a.toLowerCase() === s.toLowerCase());
+      if (hit === undefined) {
+        throw invalidRequest(field, `'${s}' is not allowed for '${def.name}'; allowed: ${(def.allowed ?? []).join(', ')}`);
+      }
+      return { value: hit, valueKey: hit.toLowerCase() };
+    }
+    case 'date': {
+      const s = requireString(raw, field, def);
+      if (DATE.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`))) return { value: s, valueKey: s };
+      if (DATETIME.test(s) && !Number.isNaN(Date.parse(s))) {
+        const iso = new Date(s).toISOString();
+        return { value: iso, valueKey: iso };
+      }
+      throw invalidRequest(field, `'${def.name}' takes a date (YYYY-MM-DD or ISO 8601 date-time), got '${s.slice(0, 40)}'`);
+    }
+  }
+}
+
+function requireString(raw: unknown, field: string, def: PredicateDef): string {
+  if (typeof raw !== 'string') throw invalidRequest(field, `'${def.name}' takes a ${def.valueType}, got ${describe(raw)}`);
+  const s = raw.trim();
+  if (s.length === 0) throw invalidRequest(field, 'must not be empty');
+  if (s.length > MAX_TEXT) throw invalidRequest(field, `must be at most ${MAX_TEXT} characters`);
+  return s;
+}
+
+function describe(raw: unknown): string {
+  if (raw === null) return 'null';
+  if (Array.isArray(raw)) return 'an array';
+  return `a ${typeof raw}`;
+}

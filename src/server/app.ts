@@ -1,0 +1,79 @@
+/**
+ * @module
+ * Builds the memory server (Fastify) from explicit dependencies: store, key service, engine, clock,
+ * logger. No globals, so tests can build many. The CLI listens on it; tests use `inject()` or listen.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { KeyService } from '../auth/key-service.ts';
+import type { Clock } from '../common/clock.ts';
+import type { Logger } from '../common/log.ts';
+import { MemoryEngine } from '../memory/engine.ts';
+import { MemoryReader } from '../memory/recall.ts';
+import { RegistryBook } from '../memory/registry-book.ts';
+import type { PredicateDef, Store } from '../store/store.ts';
+import { authPlugin } from './auth-plugin.ts';
+import { installErrorHandlers } from './error-handler.ts';
+import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+import { eventRoutes } from './routes/events.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { memoryRoutes } from './routes/memories.ts';
+import { opsRoutes } from './routes/ops.ts';
+import { registryRoutes } from './routes/registry.ts';
+
+/** Largest request body, bytes. */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** Dependencies of the memory server. */
+export interface MemoryServerOptions {
+  store: Store;
+  keys: KeyService;
+  clock: Clock;
+  log: Logger;
+  /** Registry a new tenant starts with. */
+  defaultRegistry: readonly PredicateDef[];
+  /** Extra route plugins (e.g. workload identity), registered after auth. */
+  plugins?: ((app: FastifyInstance, deps: { metrics: MemoryMetrics }) => Promise<void>)[];
+  /** Add process metrics to /metrics. @default false */
+  processMetrics?: boolean;
+}
+
+/** A built memory server and the parts tests may want. */
+export interface MemoryServer {
+  app: FastifyInstance;
+  engine: MemoryEngine;
+  reader: MemoryReader;
+  registries: RegistryBook;
+  metrics: MemoryMetrics;
+}
+
+/** Builds (does not listen) the memory server. */
+export async function createMemoryServer(options: MemoryServerOptions): Promise<MemoryServer> {
+  const { store, keys, clock } = options;
+  const app = Fastify({
+    loggerInstance: options.log as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const registries = new RegistryBook(store, clock, options.defaultRegistry);
+  const engine = new MemoryEngine({ store, registries, clock });
+  const reader = new MemoryReader({ store, registries, clock });
+  const metrics = createMemoryMetrics({ store, keys, collectDefaults: options.processMetrics });
+
+  installErrorHandlers(app);
+  app.addHook('onResponse', async (req, reply) => {
+    metrics.requestDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  await app.register(authPlugin, { keys });
+  await app.register(opsRoutes, { store, metrics });
+  await app.register(keyRoutes, { keys, store, clock });
+  await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
+  await app.register(registryRoutes, { registries });
+  await app.register(eventRoutes, { store });
+  for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
+  return { app, engine, reader, registries, metrics };
+}

@@ -1,0 +1,42 @@
+/**
+ * @module
+ * The auth plugin: reads `Authorization: Bearer <key>`, verifies it, and sets `req.auth` — the only
+ * decorator of the server. Routes marked `config: { public: true }` skip it.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AuthContext } from '../auth/auth-context.ts';
+import type { KeyService } from '../auth/key-service.ts';
+import { unauthenticated } from '../common/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified caller (set for every non-public route). */
+    auth: AuthContext;
+  }
+  interface FastifyContextConfig {
+    /** No key needed. */
+    public?: boolean;
+  }
+}
+
+/** The bearer key of a request, or throws 401. */
+export function bearerOf(req: FastifyRequest): string {
+  const header = req.headers.authorization;
+  if (!header) throw unauthenticated('missing Authorization: Bearer <key>');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw unauthenticated('Authorization must be "Bearer <key>"');
+  return m[1] as string;
+}
+
+/** Registers the auth hook. */
+export const authPlugin = fp(
+  async function authPlugin(app: FastifyInstance, opts: { keys: KeyService }) {
+    app.decorateRequest('auth', null as unknown as AuthContext);
+    app.addHook('preHandler', async function authenticate(req) {
+      if (req.routeOptions.config?.public || req.is404) return;
+      req.auth = await opts.keys.verify(bearerOf(req));
+    });
+  },
+  { name: 'tether-auth' },
+);

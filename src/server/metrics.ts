@@ -1,0 +1,65 @@
+/**
+ * @module
+ * Prometheus metrics of one memory server (its own registry, so several servers can live in one
+ * process): request durations by route, events appended, key cache hits/misses, stored events.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { KeyService } from '../auth/key-service.ts';
+import type { Store } from '../store/store.ts';
+
+/** Metrics of one server. */
+export interface MemoryMetrics {
+  registry: Registry;
+  requestDuration: Histogram<'method' | 'route' | 'status'>;
+  eventsAppended: Counter;
+  exchanges: Counter<'outcome'>;
+}
+
+/** Creates the metrics; `collectDefaults` adds process metrics (off in tests). */
+export function createMemoryMetrics(deps: { store: Store; keys: KeyService; collectDefaults?: boolean }): MemoryMetrics {
+  const registry = new Registry();
+  if (deps.collectDefaults) collectDefaultMetrics({ register: registry, prefix: 'tether_' });
+  const requestDuration = new Histogram({
+    name: 'tether_http_request_duration_seconds',
+    help: 'HTTP request duration by route',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5],
+    registers: [registry],
+  });
+  const eventsAppended = new Counter({
+    name: 'tether_memory_events_appended_total',
+    help: 'fact events appended',
+    registers: [registry],
+  });
+  const exchanges = new Counter({
+    name: 'tether_auth_exchanges_total',
+    help: 'workload token exchanges by outcome (ok or error code)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'tether_memory_events_stored',
+    help: 'fact events stored',
+    registers: [registry],
+    async collect() {
+      this.set(await deps.store.countEvents());
+    },
+  });
+  new Gauge({
+    name: 'tether_auth_key_cache_hits',
+    help: 'key verifications answered from the cache',
+    registers: [registry],
+    collect() {
+      this.set(deps.keys.stats.hits);
+    },
+  });
+  new Gauge({
+    name: 'tether_auth_key_cache_misses',
+    help: 'key verifications that read the store',
+    registers: [registry],
+    collect() {
+      this.set(deps.keys.stats.misses);
+    },
+  });
+  return { registry, requestDuration, eventsAppended, exchanges };
+}

@@ -1,0 +1,94 @@
+/**
+ * @module
+ * Memory routes: remember, recall (exact or text search, as_of), history, forget.
+ * Thin: auth + parsed body -> engine -> wire shape.
+ */
+import type { FastifyInstance } from 'fastify';
+import { resolveNamespace } from '../../auth/auth-context.ts';
+import type { MemoryEngine, Statement, WriteContext } from '../../memory/engine.ts';
+import type { MemoryReader } from '../../memory/recall.ts';
+import type { AuthContext } from '../../auth/auth-context.ts';
+import { forgetBody, historyQuery, recallQuery, rememberBatchBody, rememberOneBody } from '../schemas/memories.ts';
+import { parseWith } from '../validate.ts';
+import { beliefJson, eventJson, rememberJson } from '../wire.ts';
+
+/** Dependencies of the memory routes. */
+export interface MemoryRoutesOptions {
+  engine: MemoryEngine;
+  reader: MemoryReader;
+  /** Called with the number of events appended (metrics). */
+  onAppend?: (n: number) => void;
+}
+
+type StatementBody = ReturnType<typeof rememberOneBody.parse>;
+
+function toStatement(s: Omit<StatementBody, 'namespace'>): Statement {
+  return {
+    subject: s.subject,
+    predicate: s.predicate,
+    value: s.value,
+    kind: s.kind ?? null,
+    confidence: s.confidence,
+    source: s.source ?? null,
+    observedAt: s.observed_at,
+    evidence: s.evidence ?? null,
+  };
+}
+
+function writeContext(auth: AuthContext, namespace: string): WriteContext {
+  return {
+    namespace,
+    actor: { tenant: namespace.slice(0, namespace.indexOf(':')), agent: auth.agent, session: auth.session, keyId: auth.keyId },
+  };
+}
+
+export async function memoryRoutes(app: FastifyInstance, opts: MemoryRoutesOptions): Promise<void> {
+  const { engine, reader } = opts;
+
+  app.post('/v1/memories', async (req) => {
+    const body = req.body as Record<string, unknown> | undefined;
+    if (body && typeof body === 'object' && 'statements' in body) {
+      const batch = parseWith(rememberBatchBody, body);
+      const ctx = writeContext(req.auth, resolveNamespace(req.auth, batch.namespace));
+      const results = await engine.remember(ctx, batch.statements.map(toStatement), 'statements');
+      opts.onAppend?.(results.filter((r) => r.stored).length);
+      return { results: results.map(rememberJson) };
+    }
+    const one = parseWith(rememberOneBody, body);
+    const ctx = writeContext(req.auth, resolveNamespace(req.auth, one.namespace));
+    const [result] = await engine.remember(ctx, [toStatement(one)]);
+    if (result?.stored) opts.onAppend?.(1);
+    return rememberJson(result!);
+  });
+
+  app.get('/v1/memories', async (req) => {
+    const q = parseWith(recallQuery, req.query, 'query');
+    const namespace = resolveNamespace(req.auth, q.namespace);
+    const beliefs = await reader.recall({
+      namespace,
+      subject: q.subject,
+      predicate: q.predicate,
+      q: q.q,
+      asOf: q.as_of,
+      limit: q.limit ?? 50,
+      minConfidence: q.min_confidence,
+      kind: q.kind,
+    });
+    return { beliefs: beliefs.map(beliefJson) };
+  });
+
+  app.get('/v1/memories/history', async (req) => {
+    const q = parseWith(historyQuery, req.query, 'query');
+    const namespace = resolveNamespace(req.auth, q.namespace);
+    const events = await reader.history(namespace, q.subject, q.predicate);
+    return { events: events.map(eventJson) };
+  });
+
+  app.post('/v1/memories/forget', async (req) => {
+    const body = parseWith(forgetBody, req.body);
+    const ctx = writeContext(req.auth, resolveNamespace(req.auth, body.namespace));
+    const r = await engine.forget(ctx, { subject: body.subject, predicate: body.predicate, value: body.value });
+    if (r.event) opts.onAppend?.(1);
+    return { withdrawn: r.withdrawn };
+  });
+}

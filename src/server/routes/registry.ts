@@ -1,0 +1,60 @@
+/**
+ * @module
+ * Registry routes: read the predicates in force, replace them (admin). A replacement is recorded as a
+ * new version, so reads as of an earlier time still use the earlier rules.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type AuthContext, parseNamespace, reachesTenant, requireAdmin } from '../../auth/auth-context.ts';
+import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
+import type { RegistryBook } from '../../memory/registry-book.ts';
+import type { PredicateDef } from '../../store/store.ts';
+import { iso } from '../schemas/common.ts';
+import { getRegistryQuery, putRegistryBody } from '../schemas/registry.ts';
+import { parseWith } from '../validate.ts';
+import { predicateJson } from '../wire.ts';
+
+/** The tenant a registry call is about. */
+function tenantFor(auth: AuthContext, tenant: string | undefined, namespace: string | undefined): string {
+  const named = tenant ?? (namespace === undefined ? undefined : parseNamespace(namespace).tenant);
+  if (auth.namespace !== null) {
+    const own = auth.tenant;
+    if (named !== undefined && named !== own) throw namespaceMismatch(auth.namespace, named);
+    return own;
+  }
+  if (named === undefined) {
+    if (auth.tenant === '*') throw invalidRequest('tenant', "an admin key of '*' must name a tenant");
+    return auth.tenant;
+  }
+  if (!reachesTenant(auth, named)) throw namespaceMismatch(`${auth.tenant}:*`, named);
+  return named;
+}
+
+export async function registryRoutes(app: FastifyInstance, opts: { registries: RegistryBook }) {
+  app.get('/v1/registry', async (req) => {
+    const q = parseWith(getRegistryQuery, req.query, 'query');
+    const tenant = tenantFor(req.auth, q.tenant, q.namespace);
+    const registry = await opts.registries.current(tenant);
+    return { tenant, predicates: registry.predicates.map(predicateJson) };
+  });
+
+  app.put('/v1/registry', async (req) => {
+    requireAdmin(req.auth);
+    const body = parseWith(putRegistryBody, req.body);
+    const tenant = tenantFor(req.auth, body.tenant, undefined);
+    const predicates: PredicateDef[] = body.predicates.map((p) => ({
+      name: p.name,
+      cardinality: p.cardinality,
+      valueType: p.value_type,
+      ...(p.allowed ? { allowed: p.allowed } : {}),
+      ...(p.aliases ? { aliases: p.aliases } : {}),
+      ...(p.description ? { description: p.description } : {}),
+    }));
+    const version = await opts.registries.replace(tenant, predicates);
+    const registry = await opts.registries.current(tenant);
+    return {
+      tenant,
+      version: { id: version.id, recorded_at: iso(version.recordedAt) },
+      predicates: registry.predicates.map(predicateJson),
+    };
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * @module
+ * Schemas of export/import lines and purge.
+ */
+import { z } from 'zod';
+import { instant } from './common.ts';
+
+/** `GET /v1/events` query. */
+export const exportQuery = z.strictObject({
+  namespace: z.string().min(3).max(257).optional(),
+  since: z
+    .string()
+    .regex(/^ev_[0-9a-f]{26}$/, { message: 'must be an event id' })
+    .optional(),
+});
+
+/** One exported event line. */
+export const eventLine = z.strictObject({
+  id: z.string().regex(/^ev_[0-9a-f]{26}$/, { message: 'must be an event id' }),
+  namespace: z.string().min(3).max(257),
+  subject: z.string().min(1).max(256),
+  predicate: z.string().min(1).max(64),
+  value: z.union([z.string().max(8192), z.number(), z.boolean(), z.null()]),
+  value_key: z.string().max(8192).nullable(),
+  retraction: z.boolean(),
+  kind: z.string().max(64).nullable(),
+  confidence: z.number().min(0).max(1),
+  source: z.string().max(256).nullable(),
+  evidence: z.string().max(8192).nullable(),
+  observed_at: instant,
+  recorded_at: instant,
+  actor: z.strictObject({
+    tenant: z.string().max(128),
+    agent: z.string().max(128).nullable(),
+    session: z.string().max(256).nullable(),
+    key_id: z.string().max(64).nullable(),
+  }),
+});
+
+/** `DELETE /v1/namespaces/{ns}` params. */
+export const namespaceParams = z.strictObject({ ns: z.string().min(3).max(257) });

@@ -1,0 +1,79 @@
+/**
+ * @module
+ * Runs a whole memory server: opens the store, ensures the admin key, builds the app, listens, and
+ * closes gracefully (in-flight requests finish, the store is closed cleanly). Used by `tether memory`
+ * and by tests that need a real listening server.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ensureAdminKey } from '../auth/bootstrap.ts';
+import { KeyService } from '../auth/key-service.ts';
+import { type Clock, systemClock } from '../common/clock.ts';
+import type { Logger } from '../common/log.ts';
+import type { PredicateDef, Store } from '../store/store.ts';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { createMemoryServer, type MemoryServer } from './app.ts';
+import type { MemoryMetrics } from './metrics.ts';
+
+/** Options for `startMemoryServer`. */
+export interface StandaloneOptions {
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** 0 picks a free port. @default 8080 */
+  port?: number;
+  /** Data folder (SQLite file, admin.key), or `:memory:`. */
+  dataDir: string;
+  defaultRegistry: readonly PredicateDef[];
+  log: Logger;
+  /** The bootstrap admin key text (`TETHER_ADMIN_KEY`). */
+  adminKey?: string;
+  /** @default 30000 */
+  keyCacheTtlMs?: number;
+  clock?: Clock;
+  /** Use this store instead of opening SQLite in `dataDir`. */
+  store?: Store;
+  plugins?: ((app: FastifyInstance, deps: { metrics: MemoryMetrics; keys: KeyService; clock: Clock }) => Promise<void>)[];
+}
+
+/** A running memory server. */
+export interface RunningMemoryServer {
+  url: string;
+  adminKeyFile: string | null;
+  server: MemoryServer;
+  store: Store;
+  keys: KeyService;
+  /** Stops accepting, lets in-flight requests finish, closes the store. Repeat calls are safe. */
+  close(): Promise<void>;
+}
+
+/** Starts a memory server and listens. */
+export async function startMemoryServer(options: StandaloneOptions): Promise<RunningMemoryServer> {
+  const clock = options.clock ?? systemClock;
+  const store = options.store ?? openSqliteStore({ dataDir: options.dataDir });
+  const boot = await ensureAdminKey(store, options.dataDir, options.adminKey, clock.now());
+  const keys = new KeyService({ store, clock, cacheTtlMs: options.keyCacheTtlMs });
+  const server = await createMemoryServer({
+    store,
+    keys,
+    clock,
+    log: options.log,
+    defaultRegistry: options.defaultRegistry,
+    processMetrics: true,
+    plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
+  });
+  const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+  let closing: Promise<void> | undefined;
+  return {
+    url: address.replace('[::1]', 'localhost'),
+    adminKeyFile: boot.keyFile,
+    server,
+    store,
+    keys,
+    close() {
+      closing ??= (async () => {
+        await server.app.close();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

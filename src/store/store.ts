@@ -1,0 +1,150 @@
+/**
+ * @module
+ * The `Store` interface every storage driver implements (SQLite now, PostgreSQL later), and the
+ * records it keeps: fact events, registry versions, keys. Drivers hold no memory semantics — folding,
+ * validation and tenancy live in `memory/` and `server/`. `test/store/conformance.ts` checks any driver.
+ */
+
+/** Who wrote an event: "which pod did the work". */
+export interface Actor {
+  tenant: string;
+  agent: string | null;
+  /** Pod or instance name, when the key came from a workload. */
+  session: string | null;
+  keyId: string | null;
+}
+
+/** One appended fact event: an assertion, a targeted retraction, or a blanket retraction. */
+export interface StoredEvent {
+  /** Time-ordered id (`ev_…`), kept verbatim across export/import. */
+  id: string;
+  /** `tenant:agent`. */
+  namespace: string;
+  tenant: string;
+  /** Normalised lower-case subject. */
+  subject: string;
+  /** Canonical snake_case predicate. */
+  predicate: string;
+  /** The JSON value; `null` for a blanket retraction. */
+  value: unknown;
+  /** Identity of the value (case-insensitive string, canonical number…); `null` for a blanket retraction. */
+  valueKey: string | null;
+  retraction: boolean;
+  kind: string | null;
+  /** 0..1. */
+  confidence: number;
+  source: string | null;
+  evidence: string | null;
+  /** Epoch ms the fact was observed (clients may back-date). */
+  observedAt: number;
+  /** Epoch ms the server recorded it. */
+  recordedAt: number;
+  actor: Actor;
+}
+
+/** One predicate of a registry. */
+export interface PredicateDef {
+  name: string;
+  cardinality: 'single' | 'multi';
+  valueType: 'string' | 'number' | 'boolean' | 'enum' | 'date' | 'ref';
+  allowed?: string[];
+  aliases?: string[];
+  description?: string;
+}
+
+/** A tenant's whole predicate set, in force from `recordedAt` on. */
+export interface RegistryVersion {
+  id: string;
+  tenant: string;
+  /** Epoch ms from which this version applies (0 for a tenant's initial registry). */
+  recordedAt: number;
+  predicates: PredicateDef[];
+}
+
+/** A stored API key; only the hash of its secret is kept. */
+export interface KeyRecord {
+  /** 16 hex chars. */
+  id: string;
+  /** sha256 hex of the secret part. */
+  hash: string;
+  tenant: string;
+  /** Agent keys have an agent; admin keys have none. */
+  agent: string | null;
+  session: string | null;
+  admin: boolean;
+  note: string | null;
+  createdAt: number;
+  expiresAt: number | null;
+  revokedAt: number | null;
+}
+
+/** A (subject, predicate) pair. */
+export interface FactKey {
+  subject: string;
+  predicate: string;
+}
+
+/** Which facts to load. */
+export interface FactQuery {
+  namespace: string;
+  subject?: string;
+  predicate?: string;
+  /** At most this many (subject, predicate) groups, in subject, predicate order. */
+  maxGroups: number;
+}
+
+/** A text-search hit. */
+export interface SearchHit {
+  eventId: string;
+  subject: string;
+  predicate: string;
+}
+
+/** Which events to export, in id order. */
+export interface ExportQuery {
+  /** One namespace, or every namespace of `tenant` (or everything when both are absent). */
+  namespace?: string;
+  tenant?: string;
+  /** Only events with an id greater than this. */
+  since?: string;
+  limit: number;
+}
+
+/** Storage for Tether. All methods are safe to call concurrently. */
+export interface Store {
+  /** Driver name, e.g. `sqlite`. */
+  readonly kind: string;
+  /** Appends events atomically: all or none. */
+  appendEvents(events: StoredEvent[]): Promise<void>;
+  /** Inserts events keeping their ids; an id already present is skipped. Returns how many were inserted. */
+  importEvents(events: StoredEvent[]): Promise<number>;
+  /** All events of the groups matching `query`, grouped, each group in insertion order. */
+  factEvents(query: FactQuery): Promise<StoredEvent[]>;
+  /** All events of the given groups of one namespace. */
+  groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]>;
+  /**
+   * Full-text search over subject, predicate, value and evidence within one namespace.
+   * @param terms words that must all match (already split; drivers quote them)
+   * @returns hits, best first
+   */
+  searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]>;
+  /** Events in id order for export. */
+  exportEvents(query: ExportQuery): Promise<StoredEvent[]>;
+  /** Erases every event of a namespace for good. Returns how many were erased. */
+  purgeNamespace(namespace: string): Promise<number>;
+  /** Registry versions of a tenant, oldest first. */
+  registryVersions(tenant: string): Promise<RegistryVersion[]>;
+  appendRegistryVersion(version: RegistryVersion): Promise<void>;
+  insertKey(key: KeyRecord): Promise<void>;
+  getKey(id: string): Promise<KeyRecord | null>;
+  /** Keys of one tenant, or all when `tenant` is `*`. */
+  listKeys(tenant: string): Promise<KeyRecord[]>;
+  /** Marks a key revoked; false when there is no such key. */
+  revokeKey(id: string, at: number): Promise<boolean>;
+  /** Total events stored (metrics, bench). */
+  countEvents(): Promise<number>;
+  /** Throws when the store cannot serve (readiness). */
+  ping(): Promise<void>;
+  /** Closes cleanly; repeat calls are safe. */
+  close(): Promise<void>;
+}
