@@ -3,7 +3,7 @@
  * Builds the memory server (Fastify) from explicit dependencies: store, key service, engine, clock,
  * logger. No globals, so tests can build many. The CLI listens on it; tests use `inject()` or listen.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyService } from '../auth/key-service.ts';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
@@ -52,7 +52,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   const app = Fastify({
     loggerInstance: options.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
-    disableRequestLogging: true,
+    // One line per request costs throughput; errors and refusals are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
