@@ -1,15 +1,81 @@
 /**
  * @module
- * `tether gateway` — placeholder until the session gateway lands (issue 4); owned by the gateway work.
+ * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts) and stops it
+ * cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
+ * document and field and the command exits non-zero before serving anything.
  */
 import type { Command } from 'commander';
+import { parseDuration } from '../common/durations.ts';
+import { createLogger } from '../common/log.ts';
+import { startGateway } from '../gateway/gateway.ts';
+import { MemorySessionStore } from '../sessions/memory-store.ts';
+
+/** Flags of `tether gateway`, as commander gives them. */
+interface GatewayFlags {
+  port: string;
+  adminPort: string;
+  services: string;
+  domain: string;
+  queueTimeout: string;
+  sessionStore: string;
+  host: string;
+  startTimeout: string;
+  proxyTimeout: string;
+}
 
 /** Registers `tether gateway`. */
 export function registerGatewayCommand(program: Command): void {
   program
     .command('gateway')
-    .description('session gateway (not built yet)')
-    .action(() => {
-      throw new Error('the session gateway is not built yet');
+    .description('session gateway: routes each session to its own sandbox instance (Knative Service manifests)')
+    .requiredOption('--services <path>', 'a Knative Service YAML file or a folder of them')
+    .option('--port <n>', 'public port', '8081')
+    .option('--host <addr>', 'public bind address', '0.0.0.0')
+    .option('--admin-port <n>', 'admin port (bound to 127.0.0.1)', '8082')
+    .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
+    .option('--queue-timeout <duration>', 'max wait of a new session for a slot', '30s')
+    .option('--start-timeout <duration>', 'max time an instance may take to become ready', '60s')
+    .option('--proxy-timeout <duration>', 'upstream inactivity timeout (0 = none)', '5m')
+    .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
+    .action(async (flags: GatewayFlags) => {
+      if (flags.sessionStore !== 'memory') {
+        throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
+      }
+      const log = createLogger({ name: 'tether-gateway' });
+      const gateway = await startGateway({
+        services: flags.services,
+        port: port('--port', flags.port),
+        host: flags.host,
+        adminPort: port('--admin-port', flags.adminPort),
+        domain: flags.domain,
+        queueTimeoutMs: duration('--queue-timeout', flags.queueTimeout),
+        startTimeoutMs: duration('--start-timeout', flags.startTimeout),
+        proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
+        sessionStore: new MemorySessionStore(),
+        log,
+      });
+      const stop = (signal: string) => {
+        log.info({ signal }, 'stopping gateway');
+        gateway.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
     });
+}
+
+function port(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n > 65535) throw new Error(`${flag}: must be a port number (0-65535), got '${text}'`);
+  return n;
+}
+
+function duration(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (err) {
+    throw new Error(`${flag}: ${(err as Error).message}`);
+  }
 }

@@ -1,0 +1,115 @@
+/**
+ * @module
+ * The admin side of the gateway, bound to 127.0.0.1 only: `GET /_tether/services`, `/_tether/sessions`,
+ * `/_tether/instances`, `/_tether/instances/{name}/logs`, `/metrics`, `/healthz`. Read-only views of
+ * the gateway state; never mounted on the public port. Created by gateway.ts.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { formatDuration } from '../common/durations.ts';
+import { notFound, TetherError } from '../common/errors.ts';
+import type { InstanceRuntime } from '../runtime/runtime.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import { sendError } from './proxy/respond.ts';
+import { type InstanceEntry, type ServiceState, sessionState } from './state.ts';
+
+/** Options of `createAdminHandler`. */
+export interface AdminOptions {
+  services: readonly ServiceState[];
+  runtime: InstanceRuntime;
+  store: SessionStore;
+  metrics: GatewayMetrics;
+}
+
+const LOGS_PATH = /^\/_tether\/instances\/([a-z0-9-]+)\/logs$/;
+
+/** Creates the `request` listener of the admin server. */
+export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const routes: Record<string, () => Promise<unknown> | unknown> = {
+    '/_tether/services': () => o.services.map(describeService),
+    '/_tether/sessions': () => listSessions(o),
+    '/_tether/instances': () => o.services.flatMap((svc) => [...svc.instances.values()].map(describeInstance)),
+    '/healthz': () => ({ status: 'ok' }),
+  };
+  return function admin(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      sendError(res, new TetherError('invalid_request', `method ${req.method} is not allowed here`));
+      return;
+    }
+    void (async () => {
+      if (path === '/metrics') {
+        const text = await o.metrics.registry.metrics();
+        res.writeHead(200, { 'content-type': o.metrics.registry.contentType });
+        res.end(text);
+        return;
+      }
+      const route = routes[path];
+      if (route) return sendJson(res, await route());
+      const m = LOGS_PATH.exec(path);
+      if (m) {
+        const lines = o.runtime.logs(m[1] as string);
+        if (!lines) throw notFound(`instance ${m[1]}`);
+        return sendJson(res, lines);
+      }
+      throw notFound(`path ${path}`);
+    })().catch((err: unknown) => sendError(res, err));
+  };
+}
+
+function sendJson(res: ServerResponse, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function describeService(svc: ServiceState) {
+  const c = svc.config;
+  return {
+    name: c.name,
+    namespace: c.namespace,
+    host: svc.host,
+    session_affinity: c.affinity,
+    cookie: c.cookieName,
+    session_timeout: formatDuration(c.sessionTimeoutMs),
+    session_expiry: c.sessionExpiryMs === null ? null : formatDuration(c.sessionExpiryMs),
+    idle_policy: c.idlePolicy,
+    warm_pool: c.warmPool,
+    target: c.target,
+    min_scale: c.minScale,
+    max_scale: c.maxScale,
+    instances: svc.instances.size,
+    sessions: svc.sessions.size,
+    queued: svc.queue.length,
+    source: `${c.source.file}#${c.source.document}`,
+  };
+}
+
+async function listSessions(o: AdminOptions) {
+  const records = await o.store.list();
+  const live = new Map(o.services.map((s) => [s.config.name, s]));
+  return records.map((r) => {
+    // The in-memory entry is fresher than the store (lastActive is flushed on the reconcile tick).
+    const s = live.get(r.service)?.sessions.get(r.key);
+    const lastActive = s?.lastActive ?? r.lastActive;
+    return {
+      key: r.key,
+      service: r.service,
+      instance: r.instance,
+      state: s ? sessionState(s) : r.state,
+      last_active: new Date(lastActive).toISOString(),
+      expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(),
+    };
+  });
+}
+
+function describeInstance(i: InstanceEntry) {
+  return {
+    name: i.name,
+    service: i.service.config.name,
+    state: i.state,
+    pid: i.pid,
+    sessions: [...i.sessions].map((s) => s.key),
+    warm: i.warm,
+  };
+}

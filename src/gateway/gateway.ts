@@ -1,0 +1,197 @@
+/**
+ * @module
+ * `startGateway`: wires services, runtime, session store, scheduler, reconciler, the public proxy
+ * server and the admin server (127.0.0.1) into one running gateway, and `close()` that leaves no
+ * instance behind. Called by `tether gateway` (src/cli/gateway-command.ts) and later `tether up`.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Clock, systemClock } from '../common/clock.ts';
+import { createLogger, type Logger } from '../common/log.ts';
+import { LocalRuntime } from '../runtime/local/local-runtime.ts';
+import type { InstanceRuntime } from '../runtime/runtime.ts';
+import { MemorySessionStore } from '../sessions/memory-store.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import { createAdminHandler } from './admin-server.ts';
+import { InstancePool } from './instance-pool.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { createHttpProxy } from './proxy/http-proxy.ts';
+import { createUpgradeProxy } from './proxy/ws-proxy.ts';
+import { reconcileService } from './reconciler.ts';
+import { Router } from './router.ts';
+import { Scheduler } from './scheduler.ts';
+import { loadServices } from './services/load-services.ts';
+import type { ServiceConfig } from './services/service-config.ts';
+import { SessionTable } from './session-table.ts';
+import { newServiceState, type ServiceState } from './state.ts';
+
+/** Options of `startGateway`. */
+export interface GatewayOptions {
+  /** A manifest file or folder, or already parsed services. */
+  services: string | readonly ServiceConfig[];
+  /** Public port; 0 picks one. @default 8081 */
+  port?: number;
+  /** Public bind address. @default '0.0.0.0' */
+  host?: string;
+  /** Admin port, always on 127.0.0.1; 0 picks one. @default 8082 */
+  adminPort?: number;
+  /** Hosts are `<name>.<namespace>.<domain>`. @default 'example.com' */
+  domain?: string;
+  /** Max wait of a new session for a slot (ms). @default 30000 */
+  queueTimeoutMs?: number;
+  /** Max time an instance may take to become ready (ms). @default 60000 */
+  startTimeoutMs?: number;
+  /** Upstream inactivity timeout (ms); 0 = none. @default 300000 */
+  proxyTimeoutMs?: number;
+  /** SIGTERM-to-SIGKILL grace when deleting an instance (ms). @default 5000 */
+  graceMs?: number;
+  /** Reconcile tick (ms). @default 200 */
+  reconcileIntervalMs?: number;
+  /** Wait for the initial warm pool and min-scale instances before resolving. @default true */
+  waitForWarm?: boolean;
+  sessionStore?: SessionStore;
+  runtime?: InstanceRuntime;
+  log?: Logger;
+  clock?: Clock;
+}
+
+/** A running gateway. */
+export interface Gateway {
+  /** e.g. `http://127.0.0.1:8081` */
+  publicUrl: string;
+  /** e.g. `http://127.0.0.1:8082` */
+  adminUrl: string;
+  /** Runs one reconcile pass now (tests with a ManualClock). */
+  reconcile(): void;
+  /** Stops serving, deletes every instance, closes the store. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a gateway.
+ * @throws {ManifestError} when a manifest is invalid (nothing is served then)
+ * @example
+ * ```ts
+ * const gw = await startGateway({ services: 'examples/services', port: 0, adminPort: 0 });
+ * await gw.close();
+ * ```
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const log = (options.log ?? createLogger({ name: 'tether-gateway' })).child({ component: 'gateway' });
+  const configs = typeof options.services === 'string' ? await loadServices(options.services) : options.services;
+  const domain = options.domain ?? 'example.com';
+  const clock = options.clock ?? systemClock;
+  const services: ServiceState[] = configs.map((c) => newServiceState(c, domain));
+  const metrics = new GatewayMetrics(() => services);
+  for (const svc of services) svc.metrics = metrics.forService(svc.config.name);
+  if (configs.some((c) => c.container.image !== undefined)) {
+    log.warn(
+      { services: configs.filter((c) => c.container.image).map((c) => c.name) },
+      'image is ignored by the local runtime',
+    );
+  }
+  const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs });
+  const store = options.sessionStore ?? new MemorySessionStore();
+
+  let scheduler: Scheduler | undefined;
+  let table: SessionTable | undefined;
+  let pokeTimer: NodeJS.Immediate | undefined;
+  const reconcile = () => {
+    if (!table) return;
+    for (const svc of services) reconcileService(svc, { pool, table, clock });
+  };
+  const poke = () => {
+    pokeTimer ??= setImmediate(() => {
+      pokeTimer = undefined;
+      reconcile();
+    });
+  };
+  const pool = new InstancePool({
+    runtime,
+    log,
+    metrics,
+    startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    onGone: (inst) => {
+      for (const s of [...inst.sessions]) table?.end(s, 'instance_gone');
+      scheduler?.drain(inst.service);
+      poke();
+    },
+  });
+  table = new SessionTable({ store, pool, clock, log, metrics });
+  scheduler = new Scheduler({ pool, table, clock, metrics, queueTimeoutMs: options.queueTimeoutMs ?? 30_000, poke });
+  const router = new Router(services);
+
+  const pub = createServer(
+    { keepAliveTimeout: 65_000 },
+    createHttpProxy({ router, scheduler, proxyTimeoutMs: options.proxyTimeoutMs ?? 300_000 }),
+  );
+  pub.on('upgrade', createUpgradeProxy({ router, scheduler }));
+  pub.on('clientError', (_err, socket) => socket.destroy());
+  const admin = createServer(createAdminHandler({ services, runtime, store, metrics }));
+
+  const cleanup = async () => {
+    await runtime.close();
+    await store.close();
+  };
+  try {
+    await listen(pub, options.port ?? 8081, options.host ?? '0.0.0.0');
+    await listen(admin, options.adminPort ?? 8082, '127.0.0.1');
+  } catch (err) {
+    pub.close();
+    admin.close();
+    await cleanup();
+    throw err;
+  }
+  const tick = setInterval(reconcile, options.reconcileIntervalMs ?? 200);
+  tick.unref();
+  reconcile();
+  if (options.waitForWarm ?? true) {
+    await Promise.all(services.flatMap((s) => [...s.instances.values()].map((i) => i.ready.catch(() => {}))));
+  }
+  const publicUrl = `http://${urlHost(pub, options.host ?? '0.0.0.0')}`;
+  const adminUrl = `http://${urlHost(admin, '127.0.0.1')}`;
+  log.info({ publicUrl, adminUrl, services: services.map((s) => s.host) }, 'gateway listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    publicUrl,
+    adminUrl,
+    reconcile,
+    close() {
+      closing ??= (async () => {
+        clearInterval(tick);
+        if (pokeTimer) clearImmediate(pokeTimer);
+        table = undefined;
+        for (const svc of services) scheduler?.rejectAll(svc);
+        const closed = Promise.all([closeServer(pub), closeServer(admin)]);
+        await cleanup();
+        await closed;
+        log.info('gateway stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+function urlHost(server: Server, host: string): string {
+  const port = (server.address() as AddressInfo).port;
+  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return h.includes(':') ? `[${h}]:${port}` : `${h}:${port}`;
+}

@@ -1,0 +1,161 @@
+/**
+ * @module
+ * Instance lifecycle for the gateway: start (cold or into the warm pool), pause, resume, delete,
+ * and noticing instances that end. Owns the keep-alive Agent of each instance. Does not decide
+ * which session goes where (scheduler.ts) nor when to pause or delete (reconciler.ts).
+ */
+import { Agent } from 'node:http';
+import { randomAlphanumeric } from '../common/ids.ts';
+import type { Logger } from '../common/log.ts';
+import type { InstanceExit, InstanceRuntime } from '../runtime/runtime.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { InstanceEntry, ServiceState } from './state.ts';
+
+/** Options of `InstancePool`. */
+export interface InstancePoolOptions {
+  runtime: InstanceRuntime;
+  log: Logger;
+  metrics: GatewayMetrics;
+  /** Max time an instance may take to become ready (ms). */
+  startTimeoutMs: number;
+  /** Called once when an instance is gone (exited, failed to start): end its sessions, drain the queue. */
+  onGone: (inst: InstanceEntry) => void;
+}
+
+/** Starts, pauses, resumes and deletes instances through an `InstanceRuntime`. */
+export class InstancePool {
+  readonly #o: InstancePoolOptions;
+  readonly #byName = new Map<string, InstanceEntry>();
+
+  constructor(options: InstancePoolOptions) {
+    this.#o = options;
+    options.runtime.onExit((name, exit) => this.#exited(name, exit));
+  }
+
+  /** The live instance called `name`. */
+  get(name: string): InstanceEntry | undefined {
+    return this.#byName.get(name);
+  }
+
+  /**
+   * Starts an instance of `svc` now; it is returned at once in state `starting`.
+   * A warm instance is paused as soon as it is ready.
+   */
+  start(svc: ServiceState, warm: boolean): InstanceEntry {
+    let name: string;
+    do name = `${svc.config.name}-${randomAlphanumeric(5)}`;
+    while (this.#byName.has(name));
+    const inst: InstanceEntry = {
+      name,
+      service: svc,
+      state: 'starting',
+      pid: null,
+      host: '127.0.0.1',
+      port: 0,
+      agent: null,
+      sessions: new Set(),
+      warm,
+      inflight: 0,
+      ready: Promise.resolve(),
+      resuming: null,
+    };
+    svc.instances.set(name, inst);
+    this.#byName.set(name, inst);
+    inst.ready = this.#boot(inst);
+    inst.ready.catch(() => {}); // observed by waiters; failures are handled in #boot
+    return inst;
+  }
+
+  /** Pauses a running instance (state changes at once). */
+  async pause(inst: InstanceEntry): Promise<void> {
+    if (inst.state !== 'running') return;
+    inst.state = 'paused';
+    this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
+    await this.#o.runtime.pause(inst.name);
+  }
+
+  /** Resumes a paused instance; concurrent callers share one resume. */
+  resume(inst: InstanceEntry): Promise<void> {
+    if (inst.resuming) return inst.resuming;
+    if (inst.state !== 'paused') return Promise.resolve();
+    inst.state = 'running';
+    const t0 = performance.now();
+    inst.resuming = this.#o.runtime.resume(inst.name).finally(() => {
+      inst.resuming = null;
+      this.#o.metrics.resumeDuration.observe({ service: inst.service.config.name }, (performance.now() - t0) / 1000);
+    });
+    return inst.resuming;
+  }
+
+  /** Deletes an instance (idempotent). Its sessions must already be ended by the caller. */
+  delete(inst: InstanceEntry, reason: string): Promise<void> {
+    if (inst.state === 'stopping') return Promise.resolve();
+    const wasStarting = inst.state === 'starting';
+    inst.state = 'stopping';
+    this.#o.log.info({ instance: inst.name, reason }, 'deleting instance');
+    // A starting instance may not be known to the runtime yet: #boot deletes it once started.
+    if (wasStarting) {
+      void this.#o.runtime.delete(inst.name);
+      return inst.ready.catch(() => {});
+    }
+    return this.#o.runtime.delete(inst.name);
+  }
+
+  async #boot(inst: InstanceEntry): Promise<void> {
+    const cfg = inst.service.config;
+    const t0 = performance.now();
+    try {
+      const started = await this.#o.runtime.start({
+        name: inst.name,
+        service: cfg.name,
+        configuration: cfg.configuration,
+        revision: cfg.revision,
+        argv: cfg.container.argv,
+        env: cfg.container.env,
+        workingDir: cfg.container.workingDir,
+        readinessPath: cfg.container.readinessPath,
+        startTimeoutMs: this.#o.startTimeoutMs,
+      });
+      inst.pid = started.pid;
+      inst.host = started.host;
+      inst.port = started.port;
+      inst.agent = new Agent({ keepAlive: true, maxFreeSockets: 256, noDelay: true } as object);
+      this.#o.metrics.instanceStarts.inc({ service: cfg.name, warm: String(inst.warm) });
+      this.#o.metrics.startDuration.observe({ service: cfg.name }, (performance.now() - t0) / 1000);
+      if (inst.state === 'stopping') {
+        await this.#o.runtime.delete(inst.name);
+        throw new Error(`instance ${inst.name} was deleted while starting`);
+      }
+      if (inst.warm) {
+        inst.state = 'running';
+        await this.pause(inst);
+      } else {
+        inst.state = 'running';
+      }
+      this.#o.log.info({ instance: inst.name, pid: inst.pid, warm: inst.warm }, 'instance ready');
+    } catch (err) {
+      this.#o.log.warn({ instance: inst.name, err: (err as Error).message }, 'instance did not start');
+      inst.service.backoffUntil = Date.now() + 2000;
+      this.#gone(inst);
+      throw err;
+    }
+  }
+
+  #exited(name: string, exit: InstanceExit): void {
+    const inst = this.#byName.get(name);
+    if (!inst) return;
+    if (!exit.requested) this.#o.log.warn({ instance: name, code: exit.code, signal: exit.signal }, 'instance died');
+    // While starting, #boot sees the failure and calls #gone itself.
+    if (inst.state === 'starting' || (inst.state === 'stopping' && inst.agent === null)) return;
+    this.#gone(inst);
+  }
+
+  #gone(inst: InstanceEntry): void {
+    if (this.#byName.get(inst.name) !== inst) return;
+    this.#byName.delete(inst.name);
+    inst.service.instances.delete(inst.name);
+    inst.state = 'stopping';
+    inst.agent?.destroy();
+    this.#o.onGone(inst);
+  }
+}

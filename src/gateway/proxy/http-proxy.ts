@@ -1,0 +1,125 @@
+/**
+ * @module
+ * The proxy hot path for plain HTTP (SSE included): route by Host, find the session, forward to its
+ * instance over a keep-alive Agent with streamed bodies both ways (`pipeline()`), and count the request
+ * in flight until the response ends. node:http only; no framework, no per-request logger.
+ * Created by gateway.ts; WebSocket upgrades are in ws-proxy.ts.
+ */
+import { type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import { TetherError } from '../../common/errors.ts';
+import type { Router } from '../router.ts';
+import type { Scheduler } from '../scheduler.ts';
+import { newSessionKey, SHARED_KEY, sessionCookie, sessionKeyOf } from '../session-key.ts';
+import type { ServiceState, SessionEntry } from '../state.ts';
+import { requestHeaders, responseHeaders } from './headers.ts';
+import { sendError, unknownHost } from './respond.ts';
+
+/** Options of `createHttpProxy`. */
+export interface HttpProxyOptions {
+  router: Router;
+  scheduler: Scheduler;
+  /** Inactivity timeout of an upstream request (ms); 0 = none. */
+  proxyTimeoutMs: number;
+}
+
+/** The session key of a request and, for a new one, the `Set-Cookie` to return. */
+export function resolveSessionKey(req: IncomingMessage, svc: ServiceState): { key: string; setCookie?: string } {
+  const cfg = svc.config;
+  if (!cfg.affinity) return { key: SHARED_KEY };
+  const key = sessionKeyOf(req.headers, cfg.cookieName);
+  if (key !== undefined) return { key };
+  const fresh = newSessionKey();
+  return { key: fresh, setCookie: sessionCookie(cfg.cookieName, fresh) };
+}
+
+/** Creates the `request` listener of the public server. */
+export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { router, scheduler, proxyTimeoutMs } = o;
+
+  function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    svc: ServiceState,
+    s: SessionEntry,
+    setCookie: string | undefined,
+    t0: number,
+  ): void {
+    const inst = s.instance;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      scheduler.release(s);
+      const m = svc.metrics;
+      if (m) {
+        m.byClass[(res.statusCode / 100) | 0]?.inc();
+        m.duration.observe((performance.now() - t0) / 1000);
+      }
+    };
+    const upstream = request({
+      host: inst.host,
+      port: inst.port,
+      method: req.method,
+      path: req.url,
+      headers: requestHeaders(req, false) as unknown as Record<string, string>,
+      agent: inst.agent ?? undefined,
+      timeout: proxyTimeoutMs > 0 ? proxyTimeoutMs : undefined,
+    });
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+      release();
+    });
+    upstream.once('response', (ures) => {
+      res.writeHead(ures.statusCode ?? 502, responseHeaders(ures.rawHeaders, setCookie));
+      pipeline(ures, res, () => {});
+    });
+    upstream.once('timeout', () =>
+      upstream.destroy(new TetherError('bad_gateway', `instance ${inst.name} did not answer in time`)),
+    );
+    upstream.once('error', (err) => {
+      if (res.headersSent) res.destroy();
+      else sendError(res, err instanceof TetherError ? err : upstreamFailed(inst.name));
+    });
+    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    if (hasBody && req.headers['content-length'] !== '0') pipeline(req, upstream, () => {});
+    else upstream.end();
+  }
+
+  return function proxyRequest(req: IncomingMessage, res: ServerResponse): void {
+    const svc = router.match(req.headers.host);
+    if (svc === undefined) {
+      sendError(res, unknownHost(req.headers.host, router.knownHosts));
+      return;
+    }
+    const t0 = performance.now();
+    const { key, setCookie } = resolveSessionKey(req, svc);
+    const s = scheduler.route(svc, key);
+    if (s !== undefined) {
+      forward(req, res, svc, s, setCookie, t0);
+      return;
+    }
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.once('close', onClose);
+    scheduler.acquire(svc, key, gone.signal).then(
+      (placed) => {
+        res.off('close', onClose);
+        if (gone.signal.aborted) {
+          scheduler.release(placed);
+          return;
+        }
+        forward(req, res, svc, placed, setCookie, t0);
+      },
+      (err: unknown) => {
+        res.off('close', onClose);
+        if (!gone.signal.aborted) sendError(res, err);
+      },
+    );
+  };
+}
+
+/** 502 for an instance that failed (died, refused, reset) during a request. */
+export function upstreamFailed(instance: string): TetherError {
+  return new TetherError('bad_gateway', `instance ${instance} failed while serving the request`);
+}

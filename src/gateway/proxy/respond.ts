@@ -1,0 +1,54 @@
+/**
+ * @module
+ * Error answers of the gateway: JSON `{"error":{"code","message"}}` with the status of the code and
+ * `Retry-After` when set, on an HTTP response or on a raw socket (failed WebSocket upgrade).
+ * Never a stack trace. Used by the proxy and the admin server.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isTetherError, TetherError } from '../../common/errors.ts';
+
+/** Turns anything thrown into a client-safe TetherError (unknown -> 500 `internal`). */
+export function toTetherError(err: unknown): TetherError {
+  return isTetherError(err) ? err : new TetherError('internal', 'internal error', { cause: err });
+}
+
+/** Sends `err` as JSON on `res` (or just ends it when headers already went out). */
+export function sendError(res: ServerResponse, err: unknown): void {
+  const e = toTetherError(err);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify(e.toBody());
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  };
+  if (e.retryAfter !== undefined) headers['retry-after'] = e.retryAfter;
+  res.writeHead(e.status, headers);
+  res.end(body);
+}
+
+/** Writes `err` as a whole HTTP/1.1 response on a raw socket, then closes it. */
+export function sendSocketError(socket: Duplex, err: unknown): void {
+  const e = toTetherError(err);
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(e.toBody());
+  const retry = e.retryAfter !== undefined ? `Retry-After: ${e.retryAfter}\r\n` : '';
+  socket.end(
+    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
+  );
+}
+
+/** 404 naming the unknown host and the known ones. */
+export function unknownHost(host: string | undefined, known: readonly string[]): TetherError {
+  return new TetherError(
+    'not_found',
+    `no service for host '${host ?? ''}'; known hosts: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+  );
+}

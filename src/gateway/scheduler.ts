@@ -1,0 +1,180 @@
+/**
+ * @module
+ * Places sessions on instances. A known session goes to its instance (resumed if paused). A new one
+ * takes, in order: a paused warm-pool instance, a free slot (`target` sessions per instance), a new
+ * instance (up to `max-scale`); else it waits in a FIFO queue until a slot frees or the queue timeout
+ * (503 + Retry-After). Placement is synchronous, so concurrent requests never share a slot.
+ * Called by the proxy; `drain` is called whenever an instance goes away.
+ */
+import type { Clock } from '../common/clock.ts';
+import { TetherError, unavailable } from '../common/errors.ts';
+import type { InstancePool } from './instance-pool.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import type { SessionTable } from './session-table.ts';
+import { type InstanceEntry, type ServiceState, type SessionEntry, servingCount } from './state.ts';
+
+/** Options of `Scheduler`. */
+export interface SchedulerOptions {
+  pool: InstancePool;
+  table: SessionTable;
+  clock: Clock;
+  metrics: GatewayMetrics;
+  /** How long a new session may wait for a slot (ms). */
+  queueTimeoutMs: number;
+  /** Asks for a reconcile soon (warm pool refill). */
+  poke: () => void;
+}
+
+/** Session placement and the wait queue. */
+export class Scheduler {
+  readonly #o: SchedulerOptions;
+
+  constructor(options: SchedulerOptions) {
+    if (!(options.queueTimeoutMs > 0)) {
+      throw new Error(`Cannot schedule as 'queueTimeoutMs' must be > 0: got ${options.queueTimeoutMs}`);
+    }
+    this.#o = options;
+  }
+
+  /**
+   * Fast path: the session exists and its instance is running. Counts the request in flight.
+   * @returns the session, or undefined when `acquire` must be used
+   */
+  route(svc: ServiceState, key: string): SessionEntry | undefined {
+    const s = svc.sessions.get(key);
+    if (s === undefined || s.instance.state !== 'running' || s.instance.resuming) return undefined;
+    this.#hold(s);
+    return s;
+  }
+
+  /**
+   * Slow path: resumes, waits for start, places a new session or queues it. Counts the request in flight
+   * (the caller must `release`).
+   * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready
+   */
+  async acquire(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const s = svc.sessions.get(key) ?? (await this.#placeOnce(svc, key, signal));
+      this.#hold(s);
+      try {
+        await this.#ready(s.instance);
+      } catch {
+        this.release(s);
+        throw unavailable(`instance ${s.instance.name} did not become ready`, 1);
+      }
+      if (s.live && s.instance.state === 'running') return s;
+      this.release(s); // ended while we waited: place again
+    }
+    throw unavailable('instance went away while starting', 1);
+  }
+
+  /** Ends one in-flight request of `s`. */
+  release(s: SessionEntry): void {
+    s.inflight--;
+    s.instance.inflight--;
+    s.lastActive = this.#o.clock.now();
+  }
+
+  /** Serves queued waiters while slots are free (FIFO). */
+  drain(svc: ServiceState): void {
+    while (svc.queue.length > 0) {
+      const head = svc.queue[0]!;
+      const s = svc.sessions.get(head.key) ?? this.#place(svc, head.key);
+      if (!s) return;
+      svc.queue.shift();
+      head.resolve(s);
+    }
+  }
+
+  /** Rejects every waiter (shutdown). */
+  rejectAll(svc: ServiceState): void {
+    for (const w of svc.queue.splice(0)) w.reject(unavailable('gateway is shutting down', 1));
+  }
+
+  #hold(s: SessionEntry): void {
+    s.inflight++;
+    s.instance.inflight++;
+    s.lastActive = this.#o.clock.now();
+  }
+
+  #placeOnce(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+    let p = svc.placing.get(key);
+    if (!p) {
+      const placed = this.#place(svc, key);
+      p = placed ? Promise.resolve(placed) : this.#enqueue(svc, key, signal);
+      svc.placing.set(key, p);
+      const clear = () => {
+        if (svc.placing.get(key) === p) svc.placing.delete(key);
+      };
+      p.then(clear, clear);
+    }
+    return p;
+  }
+
+  /** Synchronous placement of a new session, or undefined when nothing is free. */
+  #place(svc: ServiceState, key: string): SessionEntry | undefined {
+    const cfg = svc.config;
+    let free: InstanceEntry | undefined;
+    for (const i of svc.instances.values()) {
+      if (i.warm && i.state === 'paused') {
+        i.warm = false;
+        this.#o.metrics.warmClaims.inc({ service: cfg.name });
+        this.#o.poke();
+        return this.#o.table.bind(svc, i, key);
+      }
+      if (!i.warm && i.state !== 'stopping' && i.sessions.size < cfg.target) {
+        if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
+      }
+    }
+    if (free) return this.#o.table.bind(svc, free, key);
+    if (cfg.maxScale === 0 || servingCount(svc) < cfg.maxScale) {
+      return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
+    }
+    return undefined;
+  }
+
+  #enqueue(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+    return new Promise<SessionEntry>((resolve, reject) => {
+      const timeoutMs = this.#o.queueTimeoutMs;
+      const leave = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        const at = svc.queue.indexOf(waiter);
+        if (at >= 0) svc.queue.splice(at, 1);
+      };
+      const onAbort = () => {
+        leave();
+        reject(new TetherError('unavailable', 'client went away while waiting'));
+      };
+      const waiter = {
+        key,
+        resolve: (s: SessionEntry) => {
+          leave();
+          resolve(s);
+        },
+        reject: (err: TetherError) => {
+          leave();
+          reject(err);
+        },
+      };
+      const timer = setTimeout(() => {
+        leave();
+        this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
+        reject(
+          unavailable(
+            `no instance of ${svc.config.name} became free within ${timeoutMs} ms (max-scale ${svc.config.maxScale})`,
+            Math.min(5, Math.max(1, Math.ceil(timeoutMs / 1000))),
+          ),
+        );
+      }, timeoutMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      svc.queue.push(waiter);
+    });
+  }
+
+  async #ready(inst: InstanceEntry): Promise<void> {
+    if (inst.state === 'starting') await inst.ready;
+    if (inst.state === 'paused') await this.#o.pool.resume(inst);
+    else if (inst.resuming) await inst.resuming;
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * @module
+ * Reads Knative Service manifests from a YAML file or a folder of them (`.yaml`/`.yml`, several
+ * documents per file) and validates them into `ServiceConfig`s. Refuses duplicates (same name and
+ * namespace). Called by startGateway before anything is served.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { parseService } from './parse-service.ts';
+import { ManifestError, type ServiceConfig } from './service-config.ts';
+
+/**
+ * Loads every service under `path`.
+ * @param path a YAML file or a folder (not recursive)
+ * @throws {ManifestError} on the first problem, naming file, document and field
+ */
+export async function loadServices(path: string): Promise<ServiceConfig[]> {
+  const abs = resolve(path);
+  let files: string[];
+  try {
+    const st = await stat(abs);
+    files = st.isDirectory()
+      ? (await readdir(abs))
+          .filter((n) => n.endsWith('.yaml') || n.endsWith('.yml'))
+          .sort()
+          .map((n) => join(abs, n))
+      : [abs];
+  } catch (err) {
+    throw new ManifestError(abs, 0, 'path', `cannot be read: ${(err as Error).message}`);
+  }
+  const services: ServiceConfig[] = [];
+  for (const file of files) services.push(...parseManifestText(await readFile(file, 'utf8'), file));
+  if (services.length === 0) throw new ManifestError(abs, 0, 'path', 'holds no Service manifest');
+  checkUnique(services);
+  return services;
+}
+
+/**
+ * Parses the YAML text of one manifest file (several documents allowed; empty documents skipped).
+ * @param text YAML text
+ * @param file the file name used in messages and to resolve relative working directories
+ * @throws {ManifestError}
+ */
+export function parseManifestText(text: string, file: string): ServiceConfig[] {
+  const out: ServiceConfig[] = [];
+  parseAllDocuments(text).forEach((doc, i) => {
+    if ('errors' in doc && doc.errors.length > 0) {
+      throw new ManifestError(file, i + 1, 'yaml', doc.errors[0]?.message ?? 'invalid YAML');
+    }
+    const data = doc.toJS();
+    if (data === null || data === undefined) return;
+    out.push(parseService(data, file, i + 1));
+  });
+  return out;
+}
+
+/** Throws when two services share a name and namespace (they would share a host). */
+export function checkUnique(services: readonly ServiceConfig[]): void {
+  const seen = new Map<string, ServiceConfig>();
+  for (const s of services) {
+    const id = `${s.name}.${s.namespace}`;
+    const prev = seen.get(id);
+    if (prev) {
+      throw new ManifestError(
+        s.source.file,
+        s.source.document,
+        'metadata.name',
+        `service ${id} is already defined in ${prev.source.file} document ${prev.source.document}`,
+      );
+    }
+    seen.set(id, s);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * @module
+ * Finds the session key of a request: the affinity cookie, else `X-Session-Key`, else a hash of
+ * `Authorization`; and makes new keys with their `Set-Cookie`. Pure and allocation-light: it runs on
+ * every proxied request (proxy/http-proxy.ts, proxy/ws-proxy.ts).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** The key used for every request of a service without session affinity. */
+export const SHARED_KEY = '-';
+
+/**
+ * The value of cookie `name` in a Cookie header, or undefined.
+ * @param header the Cookie header (`a=1; b=2`)
+ */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  let at = 0;
+  while (at < header.length) {
+    while (header.charCodeAt(at) === 32 || header.charCodeAt(at) === 59) at++;
+    const eq = header.indexOf('=', at);
+    if (eq < 0) return undefined;
+    let end = header.indexOf(';', eq);
+    if (end < 0) end = header.length;
+    if (eq - at === name.length && header.startsWith(name, at)) {
+      let v = header.slice(eq + 1, end).trim();
+      if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+      return v.length > 0 ? v : undefined;
+    }
+    at = end + 1;
+  }
+  return undefined;
+}
+
+/**
+ * The session key a request carries, or undefined when it carries none.
+ * @param headers request headers
+ * @param cookieName the service's affinity cookie
+ */
+export function sessionKeyOf(headers: IncomingHttpHeaders, cookieName: string): string | undefined {
+  const fromCookie = readCookie(headers.cookie, cookieName);
+  if (fromCookie !== undefined) return fromCookie;
+  const explicit = headers['x-session-key'];
+  if (typeof explicit === 'string' && explicit.length > 0) return explicit;
+  const auth = headers.authorization;
+  if (auth) return `auth-${createHash('sha256').update(auth).digest('hex').slice(0, 32)}`;
+  return undefined;
+}
+
+/** A new random session key (128 bits, URL- and cookie-safe). */
+export function newSessionKey(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** The `Set-Cookie` value that gives a client its new session key. */
+export function sessionCookie(cookieName: string, key: string): string {
+  return `${cookieName}=${key}; Path=/; HttpOnly; SameSite=Lax`;
+}

@@ -1,0 +1,101 @@
+/**
+ * @module
+ * The gateway's in-memory state: per service, its instances, its sessions and its FIFO queue.
+ * Plain data plus small pure helpers; the scheduler, instance pool and reconciler mutate it,
+ * always synchronously around placement decisions so no two requests take the same slot.
+ */
+import type { Agent } from 'node:http';
+import type { TetherError } from '../common/errors.ts';
+import type { SessionState } from '../sessions/session-store.ts';
+import type { ServiceRequestMetrics } from './metrics.ts';
+import type { ServiceConfig } from './services/service-config.ts';
+
+/** Lifecycle of an instance as the admin API shows it. */
+export type InstanceState = 'starting' | 'running' | 'paused' | 'stopping';
+
+/** One instance of a service. */
+export interface InstanceEntry {
+  name: string;
+  service: ServiceState;
+  state: InstanceState;
+  pid: number | null;
+  host: string;
+  port: number;
+  /** Keep-alive agent to this instance; null until it is ready. */
+  agent: Agent | null;
+  /** Sessions bound to it (at most `target`). */
+  sessions: Set<SessionEntry>;
+  /** True while it sits in the warm pool (unbound, paused). */
+  warm: boolean;
+  /** Requests (and upgraded connections) in flight. */
+  inflight: number;
+  /** Settles when start finishes: resolves once ready, rejects when it never became ready. */
+  ready: Promise<void>;
+  /** Pending resume, awaited by concurrent requests. */
+  resuming: Promise<void> | null;
+}
+
+/** One session bound to one instance. */
+export interface SessionEntry {
+  key: string;
+  claim: string;
+  instance: InstanceEntry;
+  createdAt: number;
+  lastActive: number;
+  expiresAt: number | null;
+  inflight: number;
+  /** False once ended; late releases then do nothing. */
+  live: boolean;
+  /** `state:lastActive` last written to the store, to skip unchanged writes. */
+  synced: string;
+}
+
+/** A request waiting in the FIFO queue for a slot. */
+export interface Waiter {
+  key: string;
+  resolve: (s: SessionEntry) => void;
+  reject: (err: TetherError) => void;
+}
+
+/** Everything the gateway knows about one service. */
+export interface ServiceState {
+  config: ServiceConfig;
+  /** `<name>.<namespace>.<domain>`. */
+  host: string;
+  instances: Map<string, InstanceEntry>;
+  sessions: Map<string, SessionEntry>;
+  /** New sessions being placed, so concurrent first requests of one key share one placement. */
+  placing: Map<string, Promise<SessionEntry>>;
+  queue: Waiter[];
+  /** Epoch ms before which no background (warm/min-scale) start is tried, after a failure. */
+  backoffUntil: number;
+  /** Pre-bound request metrics (set by the gateway). */
+  metrics: ServiceRequestMetrics | null;
+}
+
+/** Creates the empty state of a service. */
+export function newServiceState(config: ServiceConfig, domain: string): ServiceState {
+  return {
+    config,
+    host: `${config.name}.${config.namespace}.${domain}`.toLowerCase(),
+    instances: new Map(),
+    sessions: new Map(),
+    placing: new Map(),
+    queue: [],
+    backoffUntil: 0,
+    metrics: null,
+  };
+}
+
+/** Instances counted against `max-scale`: every non-warm one, including those stopping. */
+export function servingCount(svc: ServiceState): number {
+  let n = 0;
+  for (const i of svc.instances.values()) if (!i.warm) n++;
+  return n;
+}
+
+/** The state shown for a session. */
+export function sessionState(s: SessionEntry): SessionState {
+  if (s.inflight > 0) return 'active';
+  return s.instance.state === 'paused' ? 'paused' : 'idle';
+}

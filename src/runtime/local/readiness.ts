@@ -1,0 +1,74 @@
+/**
+ * @module
+ * Readiness checks of a local instance: free-port picking, then polling until the port accepts
+ * connections (or an HTTP path answers 2xx). No process handling here. Used by local-runtime.ts.
+ */
+import { request } from 'node:http';
+import { connect, createServer } from 'node:net';
+
+/** A free TCP port on 127.0.0.1 (the OS picks; released before returning). */
+export function pickFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when a TCP connection to host:port succeeds. */
+export function probeTcp(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** True when `GET path` answers 2xx within 1 s. */
+export function probeHttp(host: string, port: number, path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path, method: 'GET', agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300);
+    });
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => resolve(false));
+    req.end();
+  });
+}
+
+/** Options of `waitReady`. */
+export interface WaitReadyOptions {
+  host: string;
+  port: number;
+  /** HTTP readiness path; TCP connect when absent. */
+  path?: string;
+  /** Give up after this many ms. */
+  timeoutMs: number;
+  /** Stops waiting early (the process exited). */
+  signal: AbortSignal;
+}
+
+/**
+ * Polls until ready: every 2 ms at first, backing off to 50 ms.
+ * @returns true when ready, false on timeout or abort
+ */
+export async function waitReady(o: WaitReadyOptions): Promise<boolean> {
+  const deadline = Date.now() + o.timeoutMs;
+  let delay = 2;
+  while (!o.signal.aborted && Date.now() < deadline) {
+    const ok = o.path ? await probeHttp(o.host, o.port, o.path) : await probeTcp(o.host, o.port);
+    if (ok) return !o.signal.aborted;
+    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+    delay = Math.min(50, delay * 2);
+  }
+  return false;
+}

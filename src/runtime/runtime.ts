@@ -1,0 +1,75 @@
+/**
+ * @module
+ * The `InstanceRuntime` interface: how the gateway starts, pauses, resumes and deletes instances.
+ * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts
+ * (processes); a Kubernetes runtime (agent-sandbox) comes later.
+ */
+
+/** What to run for one instance, derived from the Knative container spec. */
+export interface InstanceSpec {
+  /** Instance name, `<service>-<5 random [a-z0-9]>`; also `TETHER_INSTANCE`. */
+  name: string;
+  /** Knative service name (`K_SERVICE`). */
+  service: string;
+  /** Knative configuration name (`K_CONFIGURATION`). */
+  configuration: string;
+  /** Knative revision name (`K_REVISION`). */
+  revision: string;
+  /** Executable and its arguments: container `command` followed by `args` (Kubernetes meaning). */
+  argv: readonly string[];
+  /** Extra environment (container `env`). */
+  env: Readonly<Record<string, string>>;
+  /** Working directory (absolute). */
+  workingDir: string;
+  /** When set, ready means `GET <path>` answers 2xx; otherwise the port accepting connections. */
+  readinessPath?: string;
+  /** How long the instance may take to become ready (ms). */
+  startTimeoutMs: number;
+}
+
+/** A started, ready instance. */
+export interface StartedInstance {
+  name: string;
+  /** OS process id (local runtime), the app's own pid. */
+  pid: number | null;
+  /** Where the instance listens. */
+  host: string;
+  port: number;
+}
+
+/** Why an instance ended. */
+export interface InstanceExit {
+  code: number | null;
+  signal: string | null;
+  /** True when the runtime was asked to delete it. */
+  requested: boolean;
+}
+
+/** One captured output line of an instance. */
+export interface LogLine {
+  /** ISO time the line was read. */
+  time: string;
+  stream: 'stdout' | 'stderr';
+  line: string;
+}
+
+/** Runs instances. Implementations must never leave orphans after `close()`. */
+export interface InstanceRuntime {
+  /**
+   * Starts an instance and resolves when it is ready.
+   * @throws {Error} when it exits before ready or is not ready within `spec.startTimeoutMs` (it is then killed).
+   */
+  start(spec: InstanceSpec): Promise<StartedInstance>;
+  /** Freezes the instance (keeps its state, uses no CPU). */
+  pause(name: string): Promise<void>;
+  /** Unfreezes a paused instance. */
+  resume(name: string): Promise<void>;
+  /** Deletes the instance: graceful stop, then forced after the grace period. Resolves when it is gone. */
+  delete(name: string): Promise<void>;
+  /** Captured output of a live or recently ended instance, oldest first; undefined when unknown. */
+  logs(name: string): LogLine[] | undefined;
+  /** Called once per instance when it ends for any reason (after start resolved or not). */
+  onExit(listener: (name: string, exit: InstanceExit) => void): void;
+  /** Deletes every instance. Safe to call twice. */
+  close(): Promise<void>;
+}
