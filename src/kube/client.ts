@@ -47,14 +47,15 @@ export interface KubeClient {
 }
 
 /**
- * Load a kubeconfig: the given path, else `KUBECONFIG`, else in-cluster.
- * @throws Error when no configuration can be loaded
+ * Load a kubeconfig: the given path, else `KUBECONFIG`, else in-cluster (`KUBERNETES_SERVICE_HOST` set).
+ * @throws Error when none of those is available or the file cannot be read
  */
 export function loadKubeConfig(options: Pick<KubeClientOptions, 'kubeconfig' | 'skipTlsVerify'> = {}): KubeConfig {
   const kc = new KubeConfig();
   if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
   else if (process.env.KUBECONFIG) kc.loadFromDefault();
-  else kc.loadFromCluster();
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else throw new Error('no Kubernetes configuration: pass a kubeconfig path, set KUBECONFIG, or run in a cluster');
   if (!kc.getCurrentCluster()) throw new Error('the kubeconfig names no current cluster');
   if (options.skipTlsVerify) kc.clusters = kc.clusters.map((c) => ({ ...c, skipTLSVerify: true }));
   return kc;

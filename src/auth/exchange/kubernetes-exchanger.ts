@@ -49,9 +49,10 @@ export function createExchangerWithClient(kube: KubeClient, options: KubernetesE
   const log = options.log;
 
   return {
-    async exchange(token: string): Promise<WorkloadIdentity> {
-      if (typeof token !== 'string' || token.length === 0)
-        throw new TetherError('unauthenticated', 'no workload token');
+    async exchange(raw: string): Promise<WorkloadIdentity> {
+      // A token read from a file may end with a newline.
+      const token = typeof raw === 'string' ? raw.trim() : '';
+      if (token.length === 0) throw new TetherError('unauthenticated', 'no workload token');
       try {
         const status = await kube.reviewToken(token, [policy.audience]);
         const reviewed = checkTokenReview(status, policy);

@@ -81,6 +81,11 @@ describe('KubernetesExchanger.exchange()', () => {
       assert.ok(Math.abs(who.tokenExpiresAt - (before + 600_000)) < 2000, `${who.tokenExpiresAt}`);
     });
 
+    it('accepts a token read from a file with a trailing newline', async () => {
+      const pod = kube.createClaim(claimName());
+      assert.equal((await exchanger.exchange(`${kube.issueToken(pod)}\n`)).session, pod.pod);
+    });
+
     it('accepts a token with several audiences when one is ours', async () => {
       const pod = kube.createClaim(claimName(), { warmPool: true });
       const who = await exchanger.exchange(
@@ -282,5 +287,29 @@ describe('createKubernetesExchanger()', () => {
     );
     assert.throws(() => make({ allowedNamespaces: [''] }), /'allowedNamespaces' must be a list of non-empty strings/);
     assert.throws(() => make({ kubeconfig: '/nonexistent/kubeconfig' }), /ENOENT/);
+  });
+
+  it('refuses to start with no kubeconfig, no KUBECONFIG and not in a cluster', () => {
+    const saved = { KUBECONFIG: process.env.KUBECONFIG, KUBERNETES_SERVICE_HOST: process.env.KUBERNETES_SERVICE_HOST };
+    delete process.env.KUBECONFIG;
+    delete process.env.KUBERNETES_SERVICE_HOST;
+    try {
+      assert.throws(() => createKubernetesExchanger({ audience: 'tether' }), /no Kubernetes configuration/);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v !== undefined) process.env[k] = v;
+    }
+  });
+
+  it('reads the kubeconfig named by KUBECONFIG', async () => {
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = kube.kubeconfigPath;
+    try {
+      const ex = createKubernetesExchanger({ audience: 'tether' });
+      const pod = kube.createClaim(claimName());
+      assert.equal((await ex.exchange(kube.issueToken(pod))).agent, pod.claim);
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
   });
 });
