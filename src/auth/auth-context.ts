@@ -42,7 +42,10 @@ export function parseNamespace(text: string, field = 'namespace'): { tenant: str
   const tenant = i < 0 ? '' : text.slice(0, i);
   const agent = i < 0 ? '' : text.slice(i + 1);
   if (!NAME_PATTERN.test(tenant) || !NAME_PATTERN.test(agent)) {
-    throw invalidRequest(field, `'${text.slice(0, 80)}' is not a namespace of the form tenant:agent (lower-case names)`);
+    throw invalidRequest(
+      field,
+      `'${text.slice(0, 80)}' is not a namespace of the form tenant:agent (lower-case names)`,
+    );
   }
   return { tenant, agent };
 }

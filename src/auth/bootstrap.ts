@@ -20,7 +20,12 @@ export interface BootstrapResult {
  * @param dataDir folder for `admin.key` (`:memory:` keeps no file; the key must come from `envKey`)
  * @throws {Error} when `envKey` is malformed or the file holds a malformed key.
  */
-export async function ensureAdminKey(store: Store, dataDir: string, envKey: string | undefined, now: number): Promise<BootstrapResult> {
+export async function ensureAdminKey(
+  store: Store,
+  dataDir: string,
+  envKey: string | undefined,
+  now: number,
+): Promise<BootstrapResult> {
   let key = envKey?.trim() || undefined;
   let keyFile: string | null = null;
   if (key !== undefined) {

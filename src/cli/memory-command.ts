@@ -36,18 +36,47 @@ export function registerMemoryCommand(program: Command): void {
     .option('--host <host>', 'address to listen on (TETHER_HOST)', env.TETHER_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on (TETHER_PORT)', env.TETHER_PORT ?? '8080')
     .option('--data <dir>', 'data folder: SQLite file and admin.key (TETHER_DATA)', env.TETHER_DATA ?? '.tether/memory')
-    .option('--registry <name|file>', 'default registry for new tenants (TETHER_REGISTRY)', env.TETHER_REGISTRY ?? 'personal')
-    .option('--key-cache-ttl <duration>', 'how long a replica trusts a cached key check (TETHER_KEY_CACHE_TTL)', env.TETHER_KEY_CACHE_TTL ?? '30s')
+    .option(
+      '--registry <name|file>',
+      'default registry for new tenants (TETHER_REGISTRY)',
+      env.TETHER_REGISTRY ?? 'personal',
+    )
+    .option(
+      '--key-cache-ttl <duration>',
+      'how long a replica trusts a cached key check (TETHER_KEY_CACHE_TTL)',
+      env.TETHER_KEY_CACHE_TTL ?? '30s',
+    )
     .option('--no-kubernetes', 'do not serve POST /v1/auth/kubernetes')
-    .option('--kubeconfig <file>', 'kubeconfig for TokenReview and the owner chain (KUBECONFIG; else in-cluster)', env.KUBECONFIG)
-    .option('--audience <aud>', 'audience the workload token must carry (TETHER_AUDIENCE)', env.TETHER_AUDIENCE ?? 'tether')
-    .option('--kubernetes-key-ttl <duration>', 'life of an exchanged key (TETHER_KUBERNETES_KEY_TTL)', env.TETHER_KUBERNETES_KEY_TTL ?? '15m')
-    .option('--allowed-namespaces <list>', 'comma-separated namespaces that may exchange tokens (TETHER_ALLOWED_NAMESPACES)', env.TETHER_ALLOWED_NAMESPACES)
-    .option('--allowed-service-accounts <list>', 'comma-separated ns/name service accounts that may exchange (TETHER_ALLOWED_SERVICE_ACCOUNTS)', env.TETHER_ALLOWED_SERVICE_ACCOUNTS)
+    .option(
+      '--kubeconfig <file>',
+      'kubeconfig for TokenReview and the owner chain (KUBECONFIG; else in-cluster)',
+      env.KUBECONFIG,
+    )
+    .option(
+      '--audience <aud>',
+      'audience the workload token must carry (TETHER_AUDIENCE)',
+      env.TETHER_AUDIENCE ?? 'tether',
+    )
+    .option(
+      '--kubernetes-key-ttl <duration>',
+      'life of an exchanged key (TETHER_KUBERNETES_KEY_TTL)',
+      env.TETHER_KUBERNETES_KEY_TTL ?? '15m',
+    )
+    .option(
+      '--allowed-namespaces <list>',
+      'comma-separated namespaces that may exchange tokens (TETHER_ALLOWED_NAMESPACES)',
+      env.TETHER_ALLOWED_NAMESPACES,
+    )
+    .option(
+      '--allowed-service-accounts <list>',
+      'comma-separated ns/name service accounts that may exchange (TETHER_ALLOWED_SERVICE_ACCOUNTS)',
+      env.TETHER_ALLOWED_SERVICE_ACCOUNTS,
+    )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
       const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535: got ${flags.port}`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new Error(`--port must be 0..65535: got ${flags.port}`);
       const running = await startMemoryServer({
         host: flags.host,
         port,
@@ -58,7 +87,10 @@ export function registerMemoryCommand(program: Command): void {
         keyCacheTtlMs: parseDuration(flags.keyCacheTtl),
         plugins: kubernetesPlugins(flags, log),
       });
-      log.info({ url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind }, 'memory server listening');
+      log.info(
+        { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind },
+        'memory server listening',
+      );
       process.stdout.write(
         `Tether memory server listening on ${running.url}\n` +
           (running.adminKeyFile ? `Admin key file: ${running.adminKeyFile}\n` : 'Admin key: from TETHER_ADMIN_KEY\n'),

@@ -15,7 +15,9 @@ import type { PredicateDef } from '../store/store.ts';
 export function loadRegistryOption(value: string): PredicateDef[] {
   if (value in STARTER_REGISTRIES) return starterRegistry(value);
   if (!existsSync(value)) {
-    throw new Error(`--registry: '${value}' is neither a starter registry (${Object.keys(STARTER_REGISTRIES).join(', ')}) nor a file`);
+    throw new Error(
+      `--registry: '${value}' is neither a starter registry (${Object.keys(STARTER_REGISTRIES).join(', ')}) nor a file`,
+    );
   }
   try {
     const text = readFileSync(value, 'utf8');

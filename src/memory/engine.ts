@@ -113,7 +113,10 @@ export class MemoryEngine {
     });
 
     return this.#mutex.run(ctx.namespace, async () => {
-      const groups = await this.#loadGroups(ctx.namespace, prepared.map((p) => p.event));
+      const groups = await this.#loadGroups(
+        ctx.namespace,
+        prepared.map((p) => p.event),
+      );
       const toAppend: StoredEvent[] = [];
       const results = prepared.map(({ def, event }): RememberResult => {
         const log = groups.get(groupKey(event)) as StoredEvent[];

@@ -28,11 +28,7 @@ export function compareEvents(a: StoredEvent, b: StoredEvent): number {
  * @param asOf epoch ms; `undefined` means now (every event)
  * @returns current beliefs, oldest first
  */
-export function foldFact(
-  events: readonly StoredEvent[],
-  cardinality: 'single' | 'multi',
-  asOf?: number,
-): Belief[] {
+export function foldFact(events: readonly StoredEvent[], cardinality: 'single' | 'multi', asOf?: number): Belief[] {
   const ordered = events.filter((e) => asOf === undefined || e.observedAt <= asOf).sort(compareEvents);
   return cardinality === 'single' ? foldSingle(ordered) : foldMulti(ordered);
 }

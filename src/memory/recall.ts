@@ -46,7 +46,8 @@ export class MemoryReader {
     const tenant = tenantOf(query.namespace);
     const registry = await this.#registries.at(tenant, query.asOf ?? this.#clock.now());
     const subject = query.subject === undefined ? undefined : normalizeSubject(query.subject);
-    const predicate = query.predicate === undefined ? undefined : (await this.#readDef(tenant, registry, query.predicate)).name;
+    const predicate =
+      query.predicate === undefined ? undefined : (await this.#readDef(tenant, registry, query.predicate)).name;
 
     let groups: Map<string, StoredEvent[]>;
     let rank: Map<string, number> | null = null;
@@ -100,10 +101,10 @@ export class MemoryReader {
     return found ?? registry.resolve(name, 'predicate');
   }
 
+  /** A predicate missing from the version in force: the earliest rule it ever had (it was added later). */
   async #anyDef(tenant: string, name: string): Promise<PredicateDef | undefined> {
-    const all = await this.#registries.all(tenant);
-    for (let i = all.length - 1; i >= 0; i--) {
-      const d = all[i]?.find(name);
+    for (const registry of await this.#registries.all(tenant)) {
+      const d = registry.find(name);
       if (d) return d;
     }
     return undefined;

@@ -144,4 +144,3 @@ export function versionAt(versions: readonly RegistryVersion[], at: number): Reg
   for (const v of versions) if (v.recordedAt <= at) found = v;
   return found ?? versions[0];
 }
-

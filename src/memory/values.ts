@@ -49,14 +49,18 @@ export function typedValue(def: PredicateDef, raw: unknown, field = 'value'): Ty
       return { value: raw, valueKey: String(raw) };
     }
     case 'boolean': {
-      if (typeof raw !== 'boolean') throw invalidRequest(field, `'${def.name}' takes true or false, got ${describe(raw)}`);
+      if (typeof raw !== 'boolean')
+        throw invalidRequest(field, `'${def.name}' takes true or false, got ${describe(raw)}`);
       return { value: raw, valueKey: String(raw) };
     }
     case 'enum': {
       const s = requireString(raw, field, def);
       const hit = (def.allowed ?? []).find((a) => a.toLowerCase() === s.toLowerCase());
       if (hit === undefined) {
-        throw invalidRequest(field, `'${s}' is not allowed for '${def.name}'; allowed: ${(def.allowed ?? []).join(', ')}`);
+        throw invalidRequest(
+          field,
+          `'${s}' is not allowed for '${def.name}'; allowed: ${(def.allowed ?? []).join(', ')}`,
+        );
       }
       return { value: hit, valueKey: hit.toLowerCase() };
     }
@@ -67,13 +71,17 @@ export function typedValue(def: PredicateDef, raw: unknown, field = 'value'): Ty
         const iso = new Date(s).toISOString();
         return { value: iso, valueKey: iso };
       }
-      throw invalidRequest(field, `'${def.name}' takes a date (YYYY-MM-DD or ISO 8601 date-time), got '${s.slice(0, 40)}'`);
+      throw invalidRequest(
+        field,
+        `'${def.name}' takes a date (YYYY-MM-DD or ISO 8601 date-time), got '${s.slice(0, 40)}'`,
+      );
     }
   }
 }
 
 function requireString(raw: unknown, field: string, def: PredicateDef): string {
-  if (typeof raw !== 'string') throw invalidRequest(field, `'${def.name}' takes a ${def.valueType}, got ${describe(raw)}`);
+  if (typeof raw !== 'string')
+    throw invalidRequest(field, `'${def.name}' takes a ${def.valueType}, got ${describe(raw)}`);
   const s = raw.trim();
   if (s.length === 0) throw invalidRequest(field, 'must not be empty');
   if (s.length > MAX_TEXT) throw invalidRequest(field, `must be at most ${MAX_TEXT} characters`);

@@ -16,7 +16,11 @@ export interface MemoryMetrics {
 }
 
 /** Creates the metrics; `collectDefaults` adds process metrics (off in tests). */
-export function createMemoryMetrics(deps: { store: Store; keys: KeyService; collectDefaults?: boolean }): MemoryMetrics {
+export function createMemoryMetrics(deps: {
+  store: Store;
+  keys: KeyService;
+  collectDefaults?: boolean;
+}): MemoryMetrics {
   const registry = new Registry();
   if (deps.collectDefaults) collectDefaultMetrics({ register: registry, prefix: 'tether_' });
   const requestDuration = new Histogram({

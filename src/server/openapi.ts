@@ -4,8 +4,8 @@
  * document cannot drift from what the server accepts.
  */
 import { z } from 'zod';
-import { createKeyBody, kubernetesAuthBody } from './schemas/keys.ts';
 import { exportQuery } from './schemas/events.ts';
+import { createKeyBody, kubernetesAuthBody } from './schemas/keys.ts';
 import { forgetBody, historyQuery, recallQuery, rememberBatchBody, rememberOneBody } from './schemas/memories.ts';
 import { getRegistryQuery, putRegistryBody } from './schemas/registry.ts';
 
@@ -19,14 +19,30 @@ interface Op {
 }
 
 const OPS: Op[] = [
-  { method: 'post', path: '/v1/auth/kubernetes', summary: 'Exchange a workload token for a short-lived key', body: kubernetesAuthBody, auth: false },
+  {
+    method: 'post',
+    path: '/v1/auth/kubernetes',
+    summary: 'Exchange a workload token for a short-lived key',
+    body: kubernetesAuthBody,
+    auth: false,
+  },
   { method: 'get', path: '/v1/whoami', summary: 'What this key is' },
   { method: 'post', path: '/v1/keys', summary: 'Mint a key (admin)', body: createKeyBody },
   { method: 'get', path: '/v1/keys', summary: 'List keys (admin; never secrets)' },
   { method: 'delete', path: '/v1/keys/{id}', summary: 'Revoke a key (admin)' },
-  { method: 'post', path: '/v1/memories', summary: 'Remember one fact or a batch', body: z.union([rememberOneBody, rememberBatchBody]) },
+  {
+    method: 'post',
+    path: '/v1/memories',
+    summary: 'Remember one fact or a batch',
+    body: z.union([rememberOneBody, rememberBatchBody]),
+  },
   { method: 'get', path: '/v1/memories', summary: 'Recall by subject/predicate or text search', query: recallQuery },
-  { method: 'get', path: '/v1/memories/history', summary: 'Events of one subject/predicate, oldest first', query: historyQuery },
+  {
+    method: 'get',
+    path: '/v1/memories/history',
+    summary: 'Events of one subject/predicate, oldest first',
+    query: historyQuery,
+  },
   { method: 'post', path: '/v1/memories/forget', summary: 'Retract one value or all', body: forgetBody },
   { method: 'get', path: '/v1/registry', summary: 'Predicates in force', query: getRegistryQuery },
   { method: 'put', path: '/v1/registry', summary: "Replace a tenant's predicates (admin)", body: putRegistryBody },

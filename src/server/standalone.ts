@@ -9,8 +9,8 @@ import { ensureAdminKey } from '../auth/bootstrap.ts';
 import { KeyService } from '../auth/key-service.ts';
 import { type Clock, systemClock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
-import type { PredicateDef, Store } from '../store/store.ts';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { PredicateDef, Store } from '../store/store.ts';
 import { createMemoryServer, type MemoryServer } from './app.ts';
 import type { MemoryMetrics } from './metrics.ts';
 
@@ -31,7 +31,10 @@ export interface StandaloneOptions {
   clock?: Clock;
   /** Use this store instead of opening SQLite in `dataDir`. */
   store?: Store;
-  plugins?: ((app: FastifyInstance, deps: { metrics: MemoryMetrics; keys: KeyService; clock: Clock }) => Promise<void>)[];
+  plugins?: ((
+    app: FastifyInstance,
+    deps: { metrics: MemoryMetrics; keys: KeyService; clock: Clock },
+  ) => Promise<void>)[];
 }
 
 /** A running memory server. */

@@ -19,17 +19,19 @@ export function fieldPath(path: readonly PropertyKey[]): string {
 /**
  * Parses `input` with `schema`.
  * @param where how to name the whole input when the issue has no path (e.g. `body`, `query`)
+ * @param prefix put before every field name (e.g. `line 3.`)
  * @throws {TetherError} 400 `invalid_request` naming the field.
  */
-export function parseWith<S extends z.ZodType>(schema: S, input: unknown, where = 'body'): z.output<S> {
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown, where = 'body', prefix = ''): z.output<S> {
   const r = schema.safeParse(input === undefined ? {} : input);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   if (!issue) throw invalidRequest(where, 'is invalid');
   if (issue.code === 'unrecognized_keys') {
     const key = String(issue.keys[0]);
-    throw invalidRequest(fieldPath([...issue.path, key]) || key, 'unknown field');
+    throw invalidRequest(prefix + (fieldPath([...issue.path, key]) || key), 'unknown field');
   }
-  const field = fieldPath(issue.path) || where;
+  const path = fieldPath(issue.path);
+  const field = path ? prefix + path : where;
   throw invalidRequest(field, issue.message);
 }

@@ -3,8 +3,8 @@
  * Engine records -> JSON shapes of the HTTP contract (snake_case, ISO times, absent values as null).
  */
 import type { AuthContext } from '../auth/auth-context.ts';
-import type { Belief } from '../memory/fold.ts';
 import type { RememberResult } from '../memory/engine.ts';
+import type { Belief } from '../memory/fold.ts';
 import type { KeyRecord, PredicateDef, StoredEvent } from '../store/store.ts';
 import { iso } from './schemas/common.ts';
 

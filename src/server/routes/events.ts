@@ -60,7 +60,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { store: Store; on
       } catch {
         throw invalidRequest(`line ${i + 1}`, 'malformed JSON');
       }
-      const line = parseWith(eventLine, json, `line ${i + 1}`);
+      const line = parseWith(eventLine, json, `line ${i + 1}`, `line ${i + 1}.`);
       const { tenant } = parseNamespace(line.namespace, `line ${i + 1}.namespace`);
       if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, line.namespace);
       if (line.actor.tenant !== tenant) {
@@ -101,4 +101,3 @@ export async function eventRoutes(app: FastifyInstance, opts: { store: Store; on
     return { namespace: ns, erased };
   });
 }
-

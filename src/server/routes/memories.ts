@@ -4,10 +4,10 @@
  * Thin: auth + parsed body -> engine -> wire shape.
  */
 import type { FastifyInstance } from 'fastify';
+import type { AuthContext } from '../../auth/auth-context.ts';
 import { resolveNamespace } from '../../auth/auth-context.ts';
 import type { MemoryEngine, Statement, WriteContext } from '../../memory/engine.ts';
 import type { MemoryReader } from '../../memory/recall.ts';
-import type { AuthContext } from '../../auth/auth-context.ts';
 import { forgetBody, historyQuery, recallQuery, rememberBatchBody, rememberOneBody } from '../schemas/memories.ts';
 import { parseWith } from '../validate.ts';
 import { beliefJson, eventJson, rememberJson } from '../wire.ts';
@@ -38,7 +38,12 @@ function toStatement(s: Omit<StatementBody, 'namespace'>): Statement {
 function writeContext(auth: AuthContext, namespace: string): WriteContext {
   return {
     namespace,
-    actor: { tenant: namespace.slice(0, namespace.indexOf(':')), agent: auth.agent, session: auth.session, keyId: auth.keyId },
+    actor: {
+      tenant: namespace.slice(0, namespace.indexOf(':')),
+      agent: auth.agent,
+      session: auth.session,
+      keyId: auth.keyId,
+    },
   };
 }
 

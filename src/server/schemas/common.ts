@@ -5,22 +5,24 @@
 import { z } from 'zod';
 
 /** An instant as ISO 8601 with a zone (`2026-11-30T08:00:00Z`) or epoch milliseconds; parsed to epoch ms. */
-export const instant = z.union([
-  z.number().int().nonnegative().max(8.64e15),
-  z
-    .string()
-    .max(40)
-    .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/, {
-      message: 'must be an ISO 8601 time with a zone, e.g. 2026-11-30T08:00:00Z, or epoch milliseconds',
-    }),
-]).transform((v, ctx) => {
-  const ms = typeof v === 'number' ? v : Date.parse(v);
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: 'custom', message: 'is not a valid time' });
-    return z.NEVER;
-  }
-  return ms;
-});
+export const instant = z
+  .union([
+    z.number().int().nonnegative().max(8.64e15),
+    z
+      .string()
+      .max(40)
+      .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/, {
+        message: 'must be an ISO 8601 time with a zone, e.g. 2026-11-30T08:00:00Z, or epoch milliseconds',
+      }),
+  ])
+  .transform((v, ctx) => {
+    const ms = typeof v === 'number' ? v : Date.parse(v);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'is not a valid time' });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 /** An instant in a query string: digits are epoch ms, anything else ISO 8601. */
 export const queryInstant = z
@@ -38,7 +40,13 @@ export function queryInt(min: number, max: number) {
     .string()
     .regex(/^\d+$/, { message: 'must be a whole number' })
     .transform(Number)
-    .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }));
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, { message: `must be at least ${min}` })
+        .max(max, { message: `must be at most ${max}` }),
+    );
 }
 
 /** ISO text of epoch ms, or null. */

@@ -18,7 +18,7 @@ import type {
   Store,
   StoredEvent,
 } from '../store.ts';
-import { eventToRow, keyFromRow, type KeyRow, rowToEvent, type EventRow } from './rows.ts';
+import { type EventRow, eventToRow, type KeyRow, keyFromRow, rowToEvent } from './rows.ts';
 
 const SCHEMA = readFileSync(new URL('./001-schema.sql', import.meta.url), 'utf8');
 
@@ -129,7 +129,9 @@ export class SqliteStore implements Store {
   }
 
   async groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]> {
-    const stmt = this.#db.prepare('SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq');
+    const stmt = this.#db.prepare(
+      'SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq',
+    );
     const out: StoredEvent[] = [];
     for (const g of groups) {
       for (const row of stmt.all(namespace, g.subject, g.predicate) as EventRow[]) out.push(rowToEvent(row));
@@ -199,7 +201,9 @@ export class SqliteStore implements Store {
 
   async registryVersions(tenant: string): Promise<RegistryVersion[]> {
     const rows = this.#db
-      .prepare('SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id')
+      .prepare(
+        'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id',
+      )
       .all(tenant) as { id: string; tenant: string; recorded_at: number; predicates: string }[];
     return rows.map((r) => ({
       id: r.id,
@@ -250,9 +254,7 @@ export class SqliteStore implements Store {
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
-    const info = this.#db
-      .prepare('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?')
-      .run(at, id);
+    const info = this.#db.prepare('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id);
     return info.changes > 0;
   }
 

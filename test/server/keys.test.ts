@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../src/common/clock.ts';
+import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
+
+let srv: TestMemoryServer;
+const clock = new ManualClock(Date.now());
+
+before(async () => {
+  srv = await startTestMemoryServer({ clock });
+});
+after(() => srv.close());
+
+describe('keys', () => {
+  it('mints an agent key with the documented shape', async () => {
+    const r = await srv.call('POST', '/v1/keys', {
+      key: srv.adminKey,
+      body: { tenant: 'agents', agent: 'k1', ttl_seconds: 60 },
+    });
+    assert.equal(r.status, 201);
+    assert.deepEqual(Object.keys(r.body).sort(), ['agent', 'expires_at', 'id', 'key', 'namespace', 'tenant']);
+    assert.match(r.body.key, /^tth_[0-9a-f]{16}_[0-9a-f]{64}$/);
+    assert.equal(r.body.key.slice(4, 20), r.body.id);
+    assert.equal(r.body.namespace, 'agents:k1');
+    assert.equal(r.body.expires_at, new Date(clock.now() + 60_000).toISOString());
+  });
+
+  it('refuses a revoked key at once with key_revoked', async () => {
+    const key = await srv.agentKey('agents', 'k2');
+    assert.equal((await srv.call('GET', '/v1/whoami', { key })).status, 200); // now cached
+    const del = await srv.call('DELETE', `/v1/keys/${key.slice(4, 20)}`, { key: srv.adminKey });
+    assert.equal(del.status, 204);
+    const r = await srv.call('GET', '/v1/whoami', { key });
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, 'key_revoked');
+  });
+
+  it('refuses a key past its expiry with key_expired', async () => {
+    const key = await srv.agentKey('agents', 'k3', 30);
+    assert.equal((await srv.call('GET', '/v1/whoami', { key })).status, 200);
+    clock.advance(30_001);
+    const r = await srv.call('GET', '/v1/whoami', { key });
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, 'key_expired');
+  });
+
+  it('refuses missing, malformed, unknown and wrong-secret keys with unauthenticated', async () => {
+    const good = await srv.agentKey('agents', 'k4');
+    const wrongSecret = `${good.slice(0, 21)}${'0'.repeat(64)}`;
+    for (const key of [undefined, 'nope', `tth_${'a'.repeat(16)}_${'b'.repeat(64)}`, wrongSecret]) {
+      const r = await srv.call('GET', '/v1/whoami', key ? { key } : {});
+      assert.equal(r.status, 401);
+      assert.equal(r.body.error.code, 'unauthenticated');
+    }
+  });
+
+  it('answers 404 for revoking an unknown key and 400 for a malformed id', async () => {
+    assert.equal((await srv.call('DELETE', `/v1/keys/${'0'.repeat(16)}`, { key: srv.adminKey })).status, 404);
+    const bad = await srv.call('DELETE', '/v1/keys/xyz', { key: srv.adminKey });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error.message, /^id/);
+  });
+});
