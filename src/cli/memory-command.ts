@@ -24,6 +24,7 @@ export interface MemoryFlags {
   kubernetesKeyTtl: string;
   allowedNamespaces?: string;
   allowedServiceAccounts?: string;
+  kubernetesTimeout: string;
 }
 
 const env = process.env;
@@ -71,6 +72,11 @@ export function registerMemoryCommand(program: Command): void {
       '--allowed-service-accounts <list>',
       'comma-separated ns/name service accounts that may exchange (TETHER_ALLOWED_SERVICE_ACCOUNTS)',
       env.TETHER_ALLOWED_SERVICE_ACCOUNTS,
+    )
+    .option(
+      '--kubernetes-timeout <duration>',
+      'timeout of each call to the API server, at most 10s (TETHER_KUBERNETES_TIMEOUT)',
+      env.TETHER_KUBERNETES_TIMEOUT ?? '5s',
     )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
