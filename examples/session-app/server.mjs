@@ -56,9 +56,12 @@ const server = createServer((req, res) => {
     return;
   }
   if (url.pathname === '/hang') {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    res.write('started\n');
-    return; // never ends: used to test an instance dying mid-request
+    // Never ends (tests of an instance dying mid-request); ?head=1 sends the headers first.
+    if (url.searchParams.get('head') === '1') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('started\n');
+    }
+    return;
   }
   const raw = req.headers.cookie ?? '';
   let body = 'Hello World!\n\nCookies:\n';

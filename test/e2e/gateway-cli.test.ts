@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
+
+function runCli(args: string[]): { child: ChildProcess; out: () => string; err: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'gateway', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c) => {
+    out += c;
+  });
+  child.stderr?.on('data', (c) => {
+    err += c;
+  });
+  return { child, out: () => out, err: () => err };
+}
+
+describe('tether gateway (command line)', () => {
+  it('refuses a bad manifest naming file, document and field, and exits non-zero without serving', async (t) => {
+    const file = await writeManifest(
+      t,
+      `${serviceYaml('ok', {})}---\n${serviceYaml('bad', { 'serving.knative.dev/session-timeout': 'half an hour' })}`,
+    );
+    const run = runCli(['--services', file, '--port', '0', '--admin-port', '0']);
+    t.after(() => run.child.kill('SIGKILL'));
+    const [code] = await once(run.child, 'exit');
+    assert.equal(code, 1);
+    assert.match(
+      run.err(),
+      new RegExp(`${file}: document 2: .*serving\\.knative\\.dev/session-timeout.*invalid duration`),
+    );
+    assert.doesNotMatch(run.out(), /gateway listening/);
+  });
+
+  it('serves the example services, then on SIGTERM stops with every instance gone', async (t) => {
+    const run = runCli(['--services', 'examples/services', '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
+    t.after(() => run.child.kill('SIGKILL'));
+    const line = await waitFor(
+      'listening line',
+      () =>
+        run
+          .out()
+          .split('\n')
+          .find((l) => l.includes('gateway listening')),
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
+    assert.match(run.out(), /image is ignored by the local runtime/);
+    const r = await send(publicUrl, { host: 'ai-agent-delete.default.example.com', headers: { cookie: 'app=11' } });
+    assert.equal(r.status, 200);
+    assert.match(r.body, /^Hello World!\n\nCookies:\n {2}Name: {2}app\n {2}Value: 11\n\nRaw Cookie Header: app=11\n/);
+    const p = await send(publicUrl, { host: 'ai-agent-pause.default.example.com', headers: { cookie: 'test=11' } });
+    assert.equal(p.status, 200);
+    const instances = JSON.parse((await send(adminUrl, { path: '/_tether/instances' })).body) as AdminInstance[];
+    assert.equal(instances.filter((i) => i.service === 'ai-agent-pause' && i.warm).length >= 2, true);
+    const pids = instances.map((i) => i.pid).filter((x): x is number => x !== null);
+    run.child.kill('SIGTERM');
+    const [code] = await once(run.child, 'exit');
+    assert.equal(code, 0);
+    for (const pid of pids) assert.ok(isGone(pid), `instance pid ${pid} left behind`);
+  });
+});
