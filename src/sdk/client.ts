@@ -1,0 +1,160 @@
+/**
+ * @module
+ * The TypeScript client agents use: typed methods for every memory call, with the key from a fixed
+ * key or a workload token. Errors arrive as `TetherError` with the server's code and status.
+ * Imports only `common/`; no server code.
+ *
+ * @example
+ * ```ts
+ * const memory = TetherClient.fromWorkloadToken({ url: process.env.TETHER_URL!, tokenFile: process.env.TETHER_TOKEN_FILE! });
+ * await memory.remember({ subject: 'user', predicate: 'prefers', value: 'dark mode' });
+ * const { beliefs } = await memory.recall({ q: 'dark' });
+ * ```
+ */
+import { ERROR_STATUS, type ErrorCode, TetherError } from '../common/errors.ts';
+import { type KeyProvider, staticKey, workloadKey } from './credentials.ts';
+import type {
+  BeliefJson,
+  EventJson,
+  PredicateJson,
+  RecallInput,
+  RememberResultJson,
+  StatementInput,
+  WhoamiJson,
+} from './types.ts';
+
+/** Options shared by the constructors. */
+export interface ClientOptions {
+  /** Memory server URL, e.g. `http://tether-memory.tether:8080`. */
+  url: string;
+  /** @default globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/** Turns an error response into a `TetherError`. */
+export async function errorOf(res: Response): Promise<TetherError> {
+  const text = await res.text();
+  let code: ErrorCode = res.status >= 500 ? 'unavailable' : 'invalid_request';
+  let message = text.slice(0, 500) || res.statusText;
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    if (body.error?.code && body.error.code in ERROR_STATUS) code = body.error.code as ErrorCode;
+    if (body.error?.message) message = body.error.message;
+  } catch {}
+  const retry = res.headers.get('retry-after');
+  return new TetherError(code, message, retry ? { retryAfter: Number(retry) } : {});
+}
+
+/** A memory server client. */
+export class TetherClient {
+  readonly url: string;
+  readonly #fetch: typeof fetch;
+  readonly #keys: KeyProvider;
+
+  private constructor(url: string, keys: KeyProvider, f: typeof fetch) {
+    this.url = url;
+    this.#keys = keys;
+    this.#fetch = f;
+  }
+
+  /** A client with a fixed key. */
+  static fromKey(options: ClientOptions & { key: string }): TetherClient {
+    return new TetherClient(options.url, staticKey(options.key), options.fetch ?? fetch);
+  }
+
+  /**
+   * A client that exchanges a projected workload token for short-lived keys, re-reading `tokenFile`
+   * at each exchange and exchanging again before the key expires or once on `key_expired`.
+   */
+  static fromWorkloadToken(options: ClientOptions & { tokenFile: string; refreshBeforeMs?: number }): TetherClient {
+    const f = options.fetch ?? fetch;
+    const keys = workloadKey({
+      url: options.url,
+      tokenFile: options.tokenFile,
+      refreshBeforeMs: options.refreshBeforeMs,
+      fetch: f,
+      fail: errorOf,
+    });
+    return new TetherClient(options.url, keys, f);
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const key = await this.#keys.key();
+      const res = await this.#fetch(new URL(path, this.url), {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
+      const err = await errorOf(res);
+      if (err.code === 'key_expired' && this.#keys.renewable && attempt === 0) {
+        this.#keys.invalidate();
+        continue;
+      }
+      throw err;
+    }
+  }
+
+  /** What the current key is. */
+  whoami(): Promise<WhoamiJson> {
+    return this.#call('GET', '/v1/whoami');
+  }
+
+  /** Remembers one fact. */
+  remember(statement: StatementInput & { namespace?: string }): Promise<RememberResultJson> {
+    return this.#call('POST', '/v1/memories', statement);
+  }
+
+  /** Remembers a batch, validated whole before any write. */
+  rememberAll(statements: StatementInput[], namespace?: string): Promise<{ results: RememberResultJson[] }> {
+    return this.#call('POST', '/v1/memories', { statements, ...(namespace ? { namespace } : {}) });
+  }
+
+  /** Recalls beliefs by subject/predicate or text search. */
+  recall(query: RecallInput = {}): Promise<{ beliefs: BeliefJson[] }> {
+    return this.#call('GET', `/v1/memories?${queryString(query)}`);
+  }
+
+  /** Every event of one subject/predicate, oldest first. */
+  history(subject: string, predicate: string, namespace?: string): Promise<{ events: EventJson[] }> {
+    return this.#call('GET', `/v1/memories/history?${queryString({ subject, predicate, namespace })}`);
+  }
+
+  /** Retracts one value, or all when `value` is omitted. */
+  forget(target: {
+    subject: string;
+    predicate: string;
+    value?: string | number | boolean;
+    namespace?: string;
+  }): Promise<{ withdrawn: number }> {
+    return this.#call('POST', '/v1/memories/forget', target);
+  }
+
+  /** The predicates in force. */
+  registry(): Promise<{ tenant: string; predicates: PredicateJson[] }> {
+    return this.#call('GET', '/v1/registry');
+  }
+
+  /** Exports events (NDJSON lines parsed). */
+  async exportEvents(options: { namespace?: string; since?: string } = {}): Promise<EventJson[]> {
+    const key = await this.#keys.key();
+    const res = await this.#fetch(new URL(`/v1/events?${queryString(options)}`, this.url), {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    if (!res.ok) throw await errorOf(res);
+    return (await res.text())
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as EventJson);
+  }
+}
+
+function queryString(q: object): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== null) params.set(k, String(v));
+  return params.toString();
+}

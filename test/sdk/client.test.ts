@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { kubernetesPlugins } from '../../src/cli/kubernetes-option.ts';
+import { ManualClock } from '../../src/common/clock.ts';
+import { TetherError } from '../../src/common/errors.ts';
+import { silentLogger } from '../../src/common/log.ts';
+import { TetherClient } from '../../src/sdk/client.ts';
+import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
+import { type KubeDouble, startKubeDouble } from '../kube/double.ts';
+
+let kube: KubeDouble;
+let srv: TestMemoryServer;
+let dir: string;
+const clock = new ManualClock(Date.now());
+
+before(async () => {
+  kube = await startKubeDouble();
+  dir = mkdtempSync(join(tmpdir(), 'tether-sdk-'));
+  srv = await startTestMemoryServer({
+    clock,
+    plugins: kubernetesPlugins(
+      {
+        host: '127.0.0.1',
+        port: '0',
+        data: '',
+        registry: 'personal',
+        keyCacheTtl: '30s',
+        kubernetes: true,
+        kubeconfig: kube.kubeconfigPath,
+        audience: 'tether',
+        kubernetesKeyTtl: '15m',
+        kubernetesTimeout: '2s',
+      },
+      silentLogger(),
+    ),
+  });
+});
+after(async () => {
+  await srv.close();
+  await kube.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const reviews = () => kube.countCalls({ resource: 'tokenreviews' });
+
+describe('TetherClient.fromWorkloadToken', () => {
+  it('exchanges once, reuses the key, re-reads the rotated token file on key_expired', async () => {
+    const pod = kube.createClaim('sdk-1');
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, `${kube.issueToken(pod)}\n`);
+    const client = TetherClient.fromWorkloadToken({ url: srv.url, tokenFile });
+    const start = reviews();
+    const me = await client.whoami();
+    assert.deepEqual([me.namespace, me.session], ['agents:sdk-1', pod.pod]);
+    await client.remember({ subject: 'user', predicate: 'prefers', value: 'tabs' });
+    assert.equal(reviews() - start, 1);
+
+    // the kubelet rotates the token; the key then expires on the server's clock
+    writeFileSync(tokenFile, kube.issueToken(pod));
+    clock.advance(15 * 60_000 + 1);
+    const { beliefs } = await client.recall({ subject: 'user', predicate: 'prefers' });
+    assert.deepEqual(
+      beliefs.map((b) => b.value),
+      ['tabs'],
+    );
+    assert.equal(reviews() - start, 2);
+  });
+
+  it('exchanges again before the key expires', async () => {
+    clock.set(Date.now()); // tokens are minted on the real clock
+    const pod = kube.createClaim('sdk-2');
+    const tokenFile = join(dir, 'token2');
+    writeFileSync(tokenFile, kube.issueToken(pod, { expiresInSeconds: 90 }));
+    // keys live 90 s (capped by the token), so a 100 s refresh margin means every call exchanges first
+    const eager = TetherClient.fromWorkloadToken({ url: srv.url, tokenFile, refreshBeforeMs: 100_000 });
+    const start = reviews();
+    await eager.whoami();
+    await eager.whoami();
+    assert.equal(reviews() - start, 2);
+  });
+
+  it('surfaces warm_pool as a TetherError', async () => {
+    const warm = kube.createWarmPoolPod();
+    const tokenFile = join(dir, 'token3');
+    writeFileSync(tokenFile, kube.issueToken(warm));
+    const client = TetherClient.fromWorkloadToken({ url: srv.url, tokenFile });
+    await assert.rejects(
+      client.whoami(),
+      (err: unknown) => err instanceof TetherError && err.code === 'warm_pool' && err.status === 401,
+    );
+  });
+});
+
+describe('TetherClient.fromKey', () => {
+  it('covers every memory call with typed results', async () => {
+    const client = TetherClient.fromKey({ url: srv.url, key: await srv.agentKey('agents', 'sdk-k') });
+    const r = await client.remember({ subject: 'Ada', predicate: 'lives_in', value: 'London' });
+    assert.equal(r.stored, true);
+    const batch = await client.rememberAll([
+      { subject: 'ada', predicate: 'lives_in', value: 'Paris' },
+      { subject: 'ada', predicate: 'allergy', value: 'cats' },
+    ]);
+    assert.deepEqual(batch.results[0]?.superseded, ['London']);
+    assert.equal((await client.recall({ q: 'paris' })).beliefs[0]?.value, 'Paris');
+    assert.equal((await client.history('ada', 'lives_in')).events.length, 2);
+    assert.deepEqual(await client.forget({ subject: 'ada', predicate: 'allergy' }), { withdrawn: 1 });
+    assert.ok((await client.registry()).predicates.some((p) => p.name === 'note'));
+    assert.equal((await client.exportEvents()).length, 4);
+    await assert.rejects(
+      client.recall({ namespace: 'agents:other', subject: 'ada' }),
+      (err: unknown) => err instanceof TetherError && err.code === 'namespace_mismatch' && err.status === 403,
+    );
+  });
+});
