@@ -40,7 +40,8 @@ export class RateLimiter {
     const now = this.#clock.now();
     let b = this.#buckets.get(key);
     if (b) {
-      b.tokens = Math.min(this.#capacity, b.tokens + (now - b.at) * this.#rate);
+      // A clock that steps back refills nothing (and takes nothing away).
+      b.tokens = Math.min(this.#capacity, b.tokens + Math.max(0, now - b.at) * this.#rate);
       b.at = now;
     } else {
       if (this.#buckets.size >= this.#maxKeys) this.#sweep(now);
