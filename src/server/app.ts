@@ -4,6 +4,7 @@
  * logger. No globals, so tests can build many. The CLI listens on it; tests use `inject()` or listen.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { AuthContext } from '../auth/auth-context.ts';
 import type { KeyService } from '../auth/key-service.ts';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
@@ -33,6 +34,8 @@ export interface MemoryServerOptions {
   defaultRegistry: readonly PredicateDef[];
   /** Extra route plugins (e.g. workload identity), registered after auth. */
   plugins?: ((app: FastifyInstance, deps: { metrics: MemoryMetrics }) => Promise<void>)[];
+  /** Replaces key verification (benchmarks measure its cost against this). @default keys.verify */
+  verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
 }
@@ -69,7 +72,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       reply.elapsedTime / 1000,
     );
   });
-  await app.register(authPlugin, { keys });
+  await app.register(authPlugin, { keys, verify: options.verify });
   await app.register(opsRoutes, { store, metrics });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });

@@ -31,11 +31,15 @@ export function bearerOf(req: FastifyRequest): string {
 
 /** Registers the auth hook. */
 export const authPlugin = fp(
-  async function authPlugin(app: FastifyInstance, opts: { keys: KeyService }) {
+  async function authPlugin(
+    app: FastifyInstance,
+    opts: { keys: KeyService; verify?: (key: string) => Promise<AuthContext> },
+  ) {
+    const verify = opts.verify ?? ((key: string) => opts.keys.verify(key));
     app.decorateRequest('auth', null as unknown as AuthContext);
     app.addHook('preHandler', async function authenticate(req) {
       if (req.routeOptions.config?.public || req.is404) return;
-      req.auth = await opts.keys.verify(bearerOf(req));
+      req.auth = await verify(bearerOf(req));
     });
   },
   { name: 'tether-auth' },
