@@ -10,6 +10,7 @@ import type { PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { type Belief, compareEvents, foldFact, groupByFact } from './fold.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
+import { eventMatches, words } from './text-match.ts';
 import { normalizeSubject } from './values.ts';
 
 /** What to recall. */
@@ -50,16 +51,19 @@ export class MemoryReader {
       query.predicate === undefined ? undefined : (await this.#readDef(tenant, registry, query.predicate)).name;
 
     let groups: Map<string, StoredEvent[]>;
-    let rank: Map<string, number> | null = null;
+    let terms: string[] | null = null;
+    // rank of each fact: the position of its best hit
+    const rank = new Map<string, number>();
     if (query.q !== undefined) {
-      const terms = searchTerms(query.q);
+      terms = searchTerms(query.q);
       const hits = await this.#store.searchEvents(query.namespace, terms, Math.max(200, query.limit * 20));
-      rank = new Map(hits.map((h, i) => [h.eventId, i]));
       const keys = new Map<string, { subject: string; predicate: string }>();
       for (const h of hits) {
         if (subject !== undefined && h.subject !== subject) continue;
         if (predicate !== undefined && h.predicate !== predicate) continue;
-        keys.set(`${h.subject}\u0000${h.predicate}`, { subject: h.subject, predicate: h.predicate });
+        const k = `${h.subject}\u0000${h.predicate}`;
+        if (!rank.has(k)) rank.set(k, rank.size);
+        keys.set(k, { subject: h.subject, predicate: h.predicate });
       }
       groups = groupByFact(await this.#store.groupEvents(query.namespace, [...keys.values()]));
     } else {
@@ -72,15 +76,16 @@ export class MemoryReader {
       const first = log[0] as StoredEvent;
       const def = registry.find(first.predicate) ?? (await this.#anyDef(tenant, first.predicate));
       for (const b of foldFact(log, def?.cardinality ?? 'multi', query.asOf)) {
-        if (rank && !rank.has(b.event.id)) continue; // the hit was superseded or retracted
+        // a search answers with what is believed: a hit on a superseded or retracted value is dropped
+        if (terms && !eventMatches(b.event, terms)) continue;
         if (query.minConfidence !== undefined && b.event.confidence < query.minConfidence) continue;
         if (query.kind !== undefined && b.event.kind !== query.kind) continue;
         out.push(b);
       }
     }
-    if (rank) {
-      const r = rank;
-      out.sort((a, b) => (r.get(a.event.id) as number) - (r.get(b.event.id) as number));
+    if (terms) {
+      const at = (b: Belief) => rank.get(`${b.event.subject}\u0000${b.event.predicate}`) ?? 0;
+      out.sort((a, b) => at(a) - at(b));
     }
     return out.slice(0, query.limit);
   }
@@ -114,7 +119,7 @@ export class MemoryReader {
 /** Splits search text into words (letters and digits); at least one is required. */
 export function searchTerms(q: string): string[] {
   if (q.length > MAX_QUERY) throw invalidRequest('q', `must be at most ${MAX_QUERY} characters`);
-  const terms = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const terms = words(q);
   if (terms.length === 0) throw invalidRequest('q', 'must contain at least one word');
   return [...new Set(terms)].slice(0, 16);
 }

@@ -102,6 +102,7 @@ export function validatePredicates(predicates: PredicateDef[]): void {
     for (const [j, n] of [def.name, ...(def.aliases ?? [])].entries()) {
       const field = j === 0 ? `${at}.name` : `${at}.aliases[${j - 1}]`;
       if (!NAME.test(n)) throw invalidRequest(field, `'${n}' must be snake_case (a-z, 0-9, _)`);
+      if (n === 'note' && def.name !== 'note') throw invalidRequest(field, "'note' is built in and cannot be an alias");
       const other = seen.get(n);
       if (other !== undefined) throw invalidRequest(field, `'${n}' is already used by predicate '${other}'`);
       seen.set(n, def.name);

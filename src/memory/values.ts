@@ -66,8 +66,9 @@ export function typedValue(def: PredicateDef, raw: unknown, field = 'value'): Ty
     }
     case 'date': {
       const s = requireString(raw, field, def);
-      if (DATE.test(s) && !Number.isNaN(Date.parse(`${s}T00:00:00Z`))) return { value: s, valueKey: s };
-      if (DATETIME.test(s) && !Number.isNaN(Date.parse(s))) {
+      // Date.parse rolls 2026-02-30 over to March: a real date must read back as itself.
+      if (DATE.test(s) && isoDay(s) === s) return { value: s, valueKey: s };
+      if (DATETIME.test(s) && !Number.isNaN(Date.parse(s)) && isoDay(s.slice(0, 10)) === s.slice(0, 10)) {
         const iso = new Date(s).toISOString();
         return { value: iso, valueKey: iso };
       }
@@ -77,6 +78,11 @@ export function typedValue(def: PredicateDef, raw: unknown, field = 'value'): Ty
       );
     }
   }
+}
+
+function isoDay(day: string): string | null {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString().slice(0, 10);
 }
 
 function requireString(raw: unknown, field: string, def: PredicateDef): string {

@@ -131,7 +131,7 @@ describe('validatePredicates', () => {
     it(`refuses ${what}, naming ${field}`, () => throwsField(() => validatePredicates(predicates), field));
   }
 
-  // BUG (reported to the lead): an alias `note` is accepted, yet `Registry` maps `note` to the built-in
+  // Regression (was a bug): an alias `note` is accepted, yet `Registry` maps `note` to the built-in
   // predicate, so the alias silently never applies.
   it('refuses an alias that shadows the built-in note', () => {
     throwsField(

@@ -127,7 +127,7 @@ describe('typedValue date', () => {
     throwsField(() => typedValue(DATE, 19900517), 'value');
   });
 
-  // BUG (reported to the lead): `Date.parse('2026-02-30T00:00:00Z')` rolls over instead of failing,
+  // Regression (was a bug): `Date.parse('2026-02-30T00:00:00Z')` rolls over instead of failing,
   // so a day that does not exist in its month is accepted.
   it('refuses a calendar date that does not exist', () => {
     for (const bad of ['2026-02-30', '2025-02-29', '2026-04-31']) {

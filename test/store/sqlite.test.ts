@@ -156,7 +156,7 @@ describe('SqliteStore.purgeNamespace', () => {
     }
   });
 
-  // BUG (reported to the lead): with 100 rows per namespace a copy of an `events_fact` index key
+  // Regression (was a bug): with 100 rows per namespace a copy of an `events_fact` index key
   // (`<namespace><subject>`) survives in the unallocated area of a live index leaf page of tether.db:
   // secure_delete does not clear space left behind when a page is rebuilt. VACUUM after the purge clears it.
   it('leaves no byte of the namespace in any file, -wal and -shm included, while open and after close', async () => {

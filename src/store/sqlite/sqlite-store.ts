@@ -190,10 +190,13 @@ export class SqliteStore implements Store {
       for (const seq of seqs) delFts.run(seq);
       db.prepare('DELETE FROM events WHERE namespace = ?').run(namespace);
     })();
-    // Merge FTS segments so no index page still holds the erased terms, then fold the WAL back
-    // into the main file and truncate it: afterwards no file under the data folder holds those bytes.
+    // Merge FTS segments so no index page still holds the erased terms. secure_delete zeroes freed
+    // cells, but a b-tree page that is rebuilt can keep old bytes in its unused space, so VACUUM
+    // rewrites the whole file; then the WAL is folded back and truncated. Afterwards no file under
+    // the data folder holds those bytes. VACUUM costs time proportional to the database: purge is rare.
     db.prepare("INSERT INTO events_fts (events_fts) VALUES ('optimize')").run();
     if (this.path !== ':memory:') {
+      db.exec('VACUUM');
       db.pragma('wal_checkpoint(TRUNCATE)');
     }
     return seqs.length;
