@@ -24,7 +24,9 @@ describe('TetherError', () => {
     const e = invalidRequest('statements[2].value', 'must be a number');
     assert.equal(e.status, 400);
     assert.equal(e.field, 'statements[2].value');
-    assert.deepEqual(e.toBody(), { error: { code: 'invalid_request', message: 'statements[2].value: must be a number' } });
+    assert.deepEqual(e.toBody(), {
+      error: { code: 'invalid_request', message: 'statements[2].value: must be a number' },
+    });
     assert.equal(new TetherError('lease_lost', 'x').status, 409);
   });
 });

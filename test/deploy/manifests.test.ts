@@ -10,7 +10,6 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { apiVersionOf, SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../src/kube/agent-sandbox.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: parsed YAML, checked field by field
 type Doc = any;
 
 const DIR = join(import.meta.dirname, '../../deploy/kubernetes');

@@ -10,7 +10,6 @@ import { type KubeDouble, startKubeDouble } from './double.ts';
 
 let kube: KubeDouble;
 
-// biome-ignore lint/suspicious/noExplicitAny: raw wire JSON, asserted field by field
 type Json = any;
 
 function call(
