@@ -14,6 +14,7 @@ import { RegistryBook } from '../memory/registry-book.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { installErrorHandlers } from './error-handler.ts';
+import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
@@ -78,6 +79,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });
   await app.register(eventRoutes, { store });
+  await app.register(mcpRoutes, { engine, reader, registries });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics };
 }

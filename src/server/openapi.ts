@@ -49,6 +49,7 @@ const OPS: Op[] = [
   { method: 'get', path: '/v1/events', summary: 'Export events as NDJSON', query: exportQuery },
   { method: 'post', path: '/v1/events/import', summary: 'Import NDJSON events (admin)' },
   { method: 'delete', path: '/v1/namespaces/{ns}', summary: 'Purge a namespace for good (admin)' },
+  { method: 'post', path: '/mcp', summary: 'MCP (Streamable HTTP, stateless): memory tools' },
   { method: 'get', path: '/healthz', summary: 'Liveness', auth: false },
   { method: 'get', path: '/readyz', summary: 'Readiness', auth: false },
   { method: 'get', path: '/metrics', summary: 'Prometheus metrics', auth: false },
