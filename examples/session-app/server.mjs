@@ -9,7 +9,8 @@ let count = 0;
 const port = Number(process.env.PORT ?? 8080);
 
 const server = createServer((req, res) => {
-  count += 1;
+  // The gateway warms warm-pool instances with one request marked x-tether-probe: not counted.
+  if (req.headers['x-tether-probe'] === undefined) count += 1;
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (url.pathname === '/env') {
     const keys = ['PORT', 'K_SERVICE', 'K_CONFIGURATION', 'K_REVISION', 'TETHER_INSTANCE', 'GREETING'];

@@ -4,7 +4,7 @@
  * and noticing instances that end. Owns the keep-alive Agent of each instance. Does not decide
  * which session goes where (scheduler.ts) nor when to pause or delete (reconciler.ts).
  */
-import { Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import { randomAlphanumeric } from '../common/ids.ts';
 import type { Logger } from '../common/log.ts';
 import type { InstanceExit, InstanceRuntime } from '../runtime/runtime.ts';
@@ -66,10 +66,18 @@ export class InstancePool {
     return inst;
   }
 
-  /** Pauses a running instance (state changes at once). */
+  /**
+   * Pauses a running instance (state changes at once). Its idle keep-alive sockets are dropped first:
+   * the app's keep-alive timers may fire the moment it resumes, and a request written on such a socket
+   * would be reset.
+   */
   async pause(inst: InstanceEntry): Promise<void> {
     if (inst.state !== 'running') return;
     inst.state = 'paused';
+    if (inst.agent) {
+      inst.agent.destroy();
+      inst.agent = newAgent();
+    }
     this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
     await this.#o.runtime.pause(inst.name);
   }
@@ -119,7 +127,7 @@ export class InstancePool {
       inst.pid = started.pid;
       inst.host = started.host;
       inst.port = started.port;
-      inst.agent = new Agent({ keepAlive: true, maxFreeSockets: 256, noDelay: true } as object);
+      inst.agent = newAgent();
       this.#o.metrics.instanceStarts.inc({ service: cfg.name, warm: String(inst.warm) });
       this.#o.metrics.startDuration.observe({ service: cfg.name }, (performance.now() - t0) / 1000);
       if (inst.state === 'stopping') {
@@ -127,6 +135,7 @@ export class InstancePool {
         throw new Error(`instance ${inst.name} was deleted while starting`);
       }
       if (inst.warm) {
+        await warmUp(inst, cfg.container.readinessPath ?? '/');
         inst.state = 'running';
         await this.pause(inst);
       } else {
@@ -158,4 +167,32 @@ export class InstancePool {
     inst.agent?.destroy();
     this.#o.onGone(inst);
   }
+}
+
+/** The keep-alive agent of one instance. */
+function newAgent(): Agent {
+  return new Agent({ keepAlive: true, maxFreeSockets: 256, noDelay: true } as object);
+}
+
+/** Header marking the gateway's own warm-up request (apps may leave it out of their counters). */
+export const PROBE_HEADER = 'x-tether-probe';
+
+/**
+ * Sends one request to a warm-pool instance before it is paused, so the app's first real request
+ * does not pay its one-time start-up costs (lazy compilation, first accept). Result ignored; 2 s max.
+ */
+function warmUp(inst: InstanceEntry, path: string): Promise<void> {
+  return new Promise((resolve) => {
+    const req = request(
+      { host: inst.host, port: inst.port, path, agent: false, timeout: 2000, headers: { [PROBE_HEADER]: 'warmup' } },
+      (res) => {
+        res.resume();
+        res.once('end', resolve);
+        res.once('error', () => resolve());
+      },
+    );
+    req.once('timeout', () => req.destroy());
+    req.once('error', () => resolve());
+    req.end();
+  });
 }

@@ -21,7 +21,7 @@ export interface SchedulerOptions {
   metrics: GatewayMetrics;
   /** How long a new session may wait for a slot (ms). */
   queueTimeoutMs: number;
-  /** Asks for a reconcile soon (warm pool refill). */
+  /** Asks for a reconcile (warm pool refill). */
   poke: () => void;
 }
 
@@ -119,7 +119,8 @@ export class Scheduler {
       if (i.warm && i.state === 'paused') {
         i.warm = false;
         this.#o.metrics.warmClaims.inc({ service: cfg.name });
-        this.#o.poke();
+        // Refill soon, but after this request: spawning blocks the event loop for a few ms.
+        setTimeout(this.#o.poke, 25).unref();
         return this.#o.table.bind(svc, i, key);
       }
       if (!i.warm && i.state !== 'stopping' && i.sessions.size < cfg.target) {

@@ -66,13 +66,14 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       agent: inst.agent ?? undefined,
       timeout: proxyTimeoutMs > 0 ? proxyTimeoutMs : undefined,
     });
+    upstream.setNoDelay(true);
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
       release();
     });
     upstream.once('response', (ures) => {
       res.writeHead(ures.statusCode ?? 502, responseHeaders(ures.rawHeaders, setCookie));
-      pipeline(ures, res, () => {});
+      relay(ures, res);
     });
     upstream.once('timeout', () =>
       upstream.destroy(new TetherError('bad_gateway', `instance ${inst.name} did not answer in time`)),
@@ -117,6 +118,30 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       },
     );
   };
+}
+
+/**
+ * Streams `from` into `res` with backpressure. Lighter than `pipeline()` on this hot path (no
+ * AbortController per response); errors and early closes are handled by the caller's listeners.
+ */
+function relay(from: IncomingMessage, res: ServerResponse): void {
+  const length = from.headers['content-length'];
+  let left = length === undefined ? -1 : Number(length);
+  from.on('data', (chunk: Buffer) => {
+    if (left >= 0) {
+      left -= chunk.length;
+      if (left <= 0) {
+        res.end(chunk); // last chunk: headers, body and end in one write
+        return;
+      }
+    }
+    if (!res.write(chunk)) from.pause();
+  });
+  res.on('drain', () => from.resume());
+  from.once('end', () => {
+    if (!res.writableEnded) res.end();
+  });
+  from.once('error', () => res.destroy());
 }
 
 /** 502 for an instance that failed (died, refused, reset) during a request. */
