@@ -15,6 +15,7 @@ export const ERROR_STATUS = Object.freeze({
   namespace_mismatch: 403,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   lease_held: 409,
   lease_lost: 409,
   lease_not_held: 409,

@@ -18,7 +18,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthContext } from '../../auth/auth-context.ts';
-import { toTetherError } from '../error-handler.ts';
+import { TetherError } from '../../common/errors.ts';
+import { sendError, toTetherError } from '../error-handler.ts';
 import { type MemoryTool, type MemoryToolDeps, memoryTools, toolInputJsonSchema } from './tools.ts';
 
 /** Name and version the MCP server reports at `initialize`. */
@@ -65,16 +66,11 @@ function serverFor(tools: Map<string, MemoryTool>, listed: Tool[], auth: AuthCon
 }
 
 function methodNotAllowed(_req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply
-    .status(405)
-    .header('allow', 'POST')
-    .type('application/json')
-    .send({
-      error: {
-        code: 'method_not_allowed',
-        message: 'this MCP endpoint is stateless: use POST /mcp (no sessions, no SSE stream)',
-      },
-    });
+  reply.header('allow', 'POST');
+  return sendError(
+    reply,
+    new TetherError('method_not_allowed', 'this MCP endpoint is stateless: use POST /mcp (no sessions, no SSE stream)'),
+  );
 }
 
 /**

@@ -8,12 +8,13 @@
 import { z } from 'zod';
 import type { AuthContext } from '../../auth/auth-context.ts';
 import { resolveNamespace } from '../../auth/auth-context.ts';
-import type { MemoryEngine, Statement, WriteContext } from '../../memory/engine.ts';
+import type { MemoryEngine } from '../../memory/engine.ts';
 import { type MemoryReader, tenantOf } from '../../memory/recall.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { instant } from '../schemas/common.ts';
 import { forgetBody, historyQuery, recallQuery, rememberOneBody } from '../schemas/memories.ts';
 import { getRegistryQuery } from '../schemas/registry.ts';
+import { toStatement, writeContext } from '../statements.ts';
 import { parseWith } from '../validate.ts';
 import { beliefJson, eventJson, predicateJson, rememberJson } from '../wire.ts';
 
@@ -70,26 +71,6 @@ function defineTool<S extends z.ZodObject>(
     description,
     schema,
     handler: (auth, args) => run(auth, parseWith(schema, args ?? {}, 'arguments')),
-  };
-}
-
-function toStatement(s: z.output<typeof rememberArgs>): Statement {
-  return {
-    subject: s.subject,
-    predicate: s.predicate,
-    value: s.value,
-    kind: s.kind ?? null,
-    confidence: s.confidence,
-    source: s.source ?? null,
-    observedAt: s.observed_at,
-    evidence: s.evidence ?? null,
-  };
-}
-
-function writeContext(auth: AuthContext, namespace: string): WriteContext {
-  return {
-    namespace,
-    actor: { tenant: tenantOf(namespace), agent: auth.agent, session: auth.session, keyId: auth.keyId },
   };
 }
 

@@ -4,11 +4,11 @@
  * Thin: auth + parsed body -> engine -> wire shape.
  */
 import type { FastifyInstance } from 'fastify';
-import type { AuthContext } from '../../auth/auth-context.ts';
 import { resolveNamespace } from '../../auth/auth-context.ts';
-import type { MemoryEngine, Statement, WriteContext } from '../../memory/engine.ts';
+import type { MemoryEngine } from '../../memory/engine.ts';
 import type { MemoryReader } from '../../memory/recall.ts';
 import { forgetBody, historyQuery, recallQuery, rememberBatchBody, rememberOneBody } from '../schemas/memories.ts';
+import { toStatement, writeContext } from '../statements.ts';
 import { parseWith } from '../validate.ts';
 import { beliefJson, eventJson, rememberJson } from '../wire.ts';
 
@@ -18,33 +18,6 @@ export interface MemoryRoutesOptions {
   reader: MemoryReader;
   /** Called with the number of events appended (metrics). */
   onAppend?: (n: number) => void;
-}
-
-type StatementBody = ReturnType<typeof rememberOneBody.parse>;
-
-function toStatement(s: Omit<StatementBody, 'namespace'>): Statement {
-  return {
-    subject: s.subject,
-    predicate: s.predicate,
-    value: s.value,
-    kind: s.kind ?? null,
-    confidence: s.confidence,
-    source: s.source ?? null,
-    observedAt: s.observed_at,
-    evidence: s.evidence ?? null,
-  };
-}
-
-function writeContext(auth: AuthContext, namespace: string): WriteContext {
-  return {
-    namespace,
-    actor: {
-      tenant: namespace.slice(0, namespace.indexOf(':')),
-      agent: auth.agent,
-      session: auth.session,
-      keyId: auth.keyId,
-    },
-  };
 }
 
 export async function memoryRoutes(app: FastifyInstance, opts: MemoryRoutesOptions): Promise<void> {
