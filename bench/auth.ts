@@ -17,6 +17,7 @@ import { silentLogger } from '../src/common/log.ts';
 import { starterRegistry } from '../src/memory/registry.ts';
 import { createMemoryServer } from '../src/server/app.ts';
 import { startMemoryServer } from '../src/server/standalone.ts';
+import { kubeFlags } from '../test/helpers/kube-flags.ts';
 import { startKubeDouble } from '../test/kube/double.ts';
 import { runLoad } from './lib/http-load.ts';
 import { fmt, median, summarize, table } from './lib/stats.ts';
@@ -28,18 +29,7 @@ const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 3000);
 const dir = mkdtempSync(join(tmpdir(), 'tether-bench-auth-'));
 const kube = await startKubeDouble();
 const log = silentLogger();
-const flags = {
-  host: '127.0.0.1',
-  port: '0',
-  data: dir,
-  registry: 'personal',
-  keyCacheTtl: '30s',
-  kubernetes: true,
-  kubeconfig: kube.kubeconfigPath,
-  audience: 'tether',
-  kubernetesKeyTtl: '15m',
-  kubernetesTimeout: '5s',
-};
+const flags = kubeFlags(kube.kubeconfigPath, { data: dir, kubernetesTimeout: '5s' });
 const main = await startMemoryServer({
   port: 0,
   dataDir: dir,

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { starterRegistry, validatePredicates } from '../memory/registry.ts';
 import { STARTER_REGISTRIES } from '../memory/starter-registries.ts';
-import { putRegistryBody } from '../server/schemas/registry.ts';
+import { predicateDefOf, putRegistryBody } from '../server/schemas/registry.ts';
 import { parseWith } from '../server/validate.ts';
 import type { PredicateDef } from '../store/store.ts';
 
@@ -23,14 +23,7 @@ export function loadRegistryOption(value: string): PredicateDef[] {
     const text = readFileSync(value, 'utf8');
     const doc = value.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
     const body = parseWith(putRegistryBody, doc, value);
-    const defs: PredicateDef[] = body.predicates.map((p) => ({
-      name: p.name,
-      cardinality: p.cardinality,
-      valueType: p.value_type,
-      ...(p.allowed ? { allowed: p.allowed } : {}),
-      ...(p.aliases ? { aliases: p.aliases } : {}),
-      ...(p.description ? { description: p.description } : {}),
-    }));
+    const defs = body.predicates.map(predicateDefOf);
     validatePredicates(defs);
     return defs;
   } catch (err) {

@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/common/clock.ts';
 import { TetherError } from '../../src/common/errors.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { TetherClient } from '../../src/sdk/client.ts';
+import { kubeFlags } from '../helpers/kube-flags.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 import { type KubeDouble, startKubeDouble } from '../kube/double.ts';
 
@@ -21,21 +22,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tether-sdk-'));
   srv = await startTestMemoryServer({
     clock,
-    plugins: kubernetesPlugins(
-      {
-        host: '127.0.0.1',
-        port: '0',
-        data: '',
-        registry: 'personal',
-        keyCacheTtl: '30s',
-        kubernetes: true,
-        kubeconfig: kube.kubeconfigPath,
-        audience: 'tether',
-        kubernetesKeyTtl: '15m',
-        kubernetesTimeout: '2s',
-      },
-      silentLogger(),
-    ),
+    plugins: kubernetesPlugins(kubeFlags(kube.kubeconfigPath), silentLogger()),
   });
 });
 after(async () => {

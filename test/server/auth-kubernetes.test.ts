@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kubernetesPlugins } from '../../src/cli/kubernetes-option.ts';
-import type { MemoryFlags } from '../../src/cli/memory-command.ts';
 import { ManualClock } from '../../src/common/clock.ts';
 import { silentLogger } from '../../src/common/log.ts';
+import { kubeFlags } from '../helpers/kube-flags.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 import { type KubeDouble, startKubeDouble } from '../kube/double.ts';
 
@@ -11,24 +11,12 @@ let kube: KubeDouble;
 let srv: TestMemoryServer;
 const clock = new ManualClock(Date.now());
 
-function flags(kubeconfig: string): MemoryFlags {
-  return {
-    host: '127.0.0.1',
-    port: '0',
-    data: '',
-    registry: 'personal',
-    keyCacheTtl: '30s',
-    kubernetes: true,
-    kubeconfig,
-    audience: 'tether',
-    kubernetesKeyTtl: '15m',
-    kubernetesTimeout: '300ms',
-  };
-}
-
 before(async () => {
   kube = await startKubeDouble();
-  srv = await startTestMemoryServer({ clock, plugins: kubernetesPlugins(flags(kube.kubeconfigPath), silentLogger()) });
+  srv = await startTestMemoryServer({
+    clock,
+    plugins: kubernetesPlugins(kubeFlags(kube.kubeconfigPath, { kubernetesTimeout: '300ms' }), silentLogger()),
+  });
 });
 after(async () => {
   await srv.close();

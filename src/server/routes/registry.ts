@@ -7,9 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { type AuthContext, parseNamespace, reachesTenant, requireAdmin } from '../../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
-import type { PredicateDef } from '../../store/store.ts';
 import { iso } from '../schemas/common.ts';
-import { getRegistryQuery, putRegistryBody } from '../schemas/registry.ts';
+import { getRegistryQuery, predicateDefOf, putRegistryBody } from '../schemas/registry.ts';
 import { parseWith } from '../validate.ts';
 import { predicateJson } from '../wire.ts';
 
@@ -41,14 +40,7 @@ export async function registryRoutes(app: FastifyInstance, opts: { registries: R
     requireAdmin(req.auth);
     const body = parseWith(putRegistryBody, req.body);
     const tenant = tenantFor(req.auth, body.tenant, undefined);
-    const predicates: PredicateDef[] = body.predicates.map((p) => ({
-      name: p.name,
-      cardinality: p.cardinality,
-      valueType: p.value_type,
-      ...(p.allowed ? { allowed: p.allowed } : {}),
-      ...(p.aliases ? { aliases: p.aliases } : {}),
-      ...(p.description ? { description: p.description } : {}),
-    }));
+    const predicates = body.predicates.map(predicateDefOf);
     const version = await opts.registries.replace(tenant, predicates);
     const registry = await opts.registries.current(tenant);
     return {

@@ -3,6 +3,7 @@
  * Request schemas of the registry routes.
  */
 import { z } from 'zod';
+import type { PredicateDef } from '../../store/store.ts';
 
 /** One predicate on the wire. */
 export const predicateSchema = z.strictObject({
@@ -25,3 +26,15 @@ export const getRegistryQuery = z.strictObject({
   tenant: z.string().min(1).max(128).optional(),
   namespace: z.string().min(3).max(257).optional(),
 });
+
+/** A predicate from the wire shape to the engine's. */
+export function predicateDefOf(p: z.output<typeof predicateSchema>): PredicateDef {
+  return {
+    name: p.name,
+    cardinality: p.cardinality,
+    valueType: p.value_type,
+    ...(p.allowed ? { allowed: p.allowed } : {}),
+    ...(p.aliases ? { aliases: p.aliases } : {}),
+    ...(p.description ? { description: p.description } : {}),
+  };
+}
