@@ -13,17 +13,12 @@ import type { InstanceRuntime } from '../runtime/runtime.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { createAdminHandler } from './admin-server.ts';
-import { InstancePool } from './instance-pool.ts';
-import { GatewayMetrics } from './metrics.ts';
+import { createGatewayCore } from './core.ts';
 import { createHttpProxy } from './proxy/http-proxy.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
-import { reconcileService } from './reconciler.ts';
 import { Router } from './router.ts';
-import { Scheduler } from './scheduler.ts';
 import { loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
-import { SessionTable } from './session-table.ts';
-import { newServiceState, type ServiceState } from './state.ts';
 
 /** Options of `startGateway`. */
 export interface GatewayOptions {
@@ -39,6 +34,8 @@ export interface GatewayOptions {
   domain?: string;
   /** Max wait of a new session for a slot (ms). @default 30000 */
   queueTimeoutMs?: number;
+  /** Max waiting requests per service before 503 at once. @default 1000 */
+  maxQueue?: number;
   /** Max time an instance may take to become ready (ms). @default 60000 */
   startTimeoutMs?: number;
   /** Upstream inactivity timeout (ms); 0 = none. @default 300000 */
@@ -79,11 +76,6 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const log = (options.log ?? createLogger({ name: 'tether-gateway' })).child({ component: 'gateway' });
   const configs = typeof options.services === 'string' ? await loadServices(options.services) : options.services;
-  const domain = options.domain ?? 'example.com';
-  const clock = options.clock ?? systemClock;
-  const services: ServiceState[] = configs.map((c) => newServiceState(c, domain));
-  const metrics = new GatewayMetrics(() => services);
-  for (const svc of services) svc.metrics = metrics.forService(svc.config.name);
   if (configs.some((c) => c.container.image !== undefined)) {
     log.warn(
       { services: configs.filter((c) => c.container.image).map((c) => c.name) },
@@ -92,33 +84,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs });
   const store = options.sessionStore ?? new MemorySessionStore();
-
-  let scheduler: Scheduler | undefined;
-  let table: SessionTable | undefined;
-  let pokeTimer: NodeJS.Immediate | undefined;
-  const reconcile = () => {
-    if (!table) return;
-    for (const svc of services) reconcileService(svc, { pool, table, clock });
-  };
-  const poke = () => {
-    pokeTimer ??= setImmediate(() => {
-      pokeTimer = undefined;
-      reconcile();
-    });
-  };
-  const pool = new InstancePool({
+  const core = createGatewayCore({
+    services: configs,
+    domain: options.domain ?? 'example.com',
     runtime,
+    store,
+    clock: options.clock ?? systemClock,
     log,
-    metrics,
+    queueTimeoutMs: options.queueTimeoutMs ?? 30_000,
+    maxQueue: options.maxQueue,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
-    onGone: (inst) => {
-      for (const s of [...inst.sessions]) table?.end(s, 'instance_gone');
-      scheduler?.drain(inst.service);
-      poke();
-    },
   });
-  table = new SessionTable({ store, pool, clock, log, metrics });
-  scheduler = new Scheduler({ pool, table, clock, metrics, queueTimeoutMs: options.queueTimeoutMs ?? 30_000, poke });
+  const { services, scheduler, metrics, reconcile } = core;
   const router = new Router(services);
 
   const pub = createServer(
@@ -160,9 +137,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     close() {
       closing ??= (async () => {
         clearInterval(tick);
-        if (pokeTimer) clearImmediate(pokeTimer);
-        table = undefined;
-        for (const svc of services) scheduler?.rejectAll(svc);
+        core.stop();
         const closed = Promise.all([closeServer(pub), closeServer(admin)]);
         await cleanup();
         await closed;

@@ -60,7 +60,7 @@ export class GatewayMetrics {
   });
   readonly queueTimeouts = new Counter({
     name: 'tether_gateway_queue_timeouts_total',
-    help: 'Requests answered 503 after waiting in the queue',
+    help: 'Requests answered 503 by the queue (timeout or full)',
     labelNames: ['service'] as const,
     registers: [this.registry],
   });

@@ -21,6 +21,8 @@ export interface SchedulerOptions {
   metrics: GatewayMetrics;
   /** How long a new session may wait for a slot (ms). */
   queueTimeoutMs: number;
+  /** Max waiting requests per service; beyond it a new session gets 503 at once. */
+  maxQueue: number;
   /** Asks for a reconcile (warm pool refill). */
   poke: () => void;
 }
@@ -32,6 +34,9 @@ export class Scheduler {
   constructor(options: SchedulerOptions) {
     if (!(options.queueTimeoutMs > 0)) {
       throw new Error(`Cannot schedule as 'queueTimeoutMs' must be > 0: got ${options.queueTimeoutMs}`);
+    }
+    if (!Number.isInteger(options.maxQueue) || options.maxQueue < 0) {
+      throw new Error(`Cannot schedule as 'maxQueue' must be an integer >= 0: got ${options.maxQueue}`);
     }
     this.#o = options;
   }
@@ -135,6 +140,10 @@ export class Scheduler {
   }
 
   #enqueue(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+    if (svc.queue.length >= this.#o.maxQueue) {
+      this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
+      return Promise.reject(unavailable(`the queue of ${svc.config.name} is full (${this.#o.maxQueue} waiting)`, 1));
+    }
     return new Promise<SessionEntry>((resolve, reject) => {
       const timeoutMs = this.#o.queueTimeoutMs;
       const leave = () => {
@@ -174,7 +183,8 @@ export class Scheduler {
   }
 
   async #ready(inst: InstanceEntry): Promise<void> {
-    if (inst.state === 'starting') await inst.ready;
+    await inst.ready; // rejects when the start failed, even if that is already known
+
     if (inst.state === 'paused') await this.#o.pool.resume(inst);
     else if (inst.resuming) await inst.resuming;
   }

@@ -70,7 +70,7 @@ export function createUpgradeProxy(
       socket.write(`${headText}Connection: close\r\n\r\n`);
       ures.pipe(socket);
     });
-    upstream.once('error', () => sendSocketError(socket, upstreamFailed(inst.name)));
+    upstream.on('error', () => sendSocketError(socket, upstreamFailed(inst.name)));
     upstream.end();
   }
 

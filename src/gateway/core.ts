@@ -1,0 +1,100 @@
+/**
+ * @module
+ * The gateway core without any server: service states, instance pool, session table, scheduler and the
+ * reconcile pass, wired together over an `InstanceRuntime`, a `SessionStore` and a `Clock`.
+ * gateway.ts puts HTTP servers around it; tests drive it directly with a fake runtime and a ManualClock.
+ */
+import type { Clock } from '../common/clock.ts';
+import type { Logger } from '../common/log.ts';
+import type { InstanceRuntime } from '../runtime/runtime.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import { InstancePool } from './instance-pool.ts';
+import { GatewayMetrics } from './metrics.ts';
+import { reconcileService } from './reconciler.ts';
+import { Scheduler } from './scheduler.ts';
+import type { ServiceConfig } from './services/service-config.ts';
+import { SessionTable } from './session-table.ts';
+import { newServiceState, type ServiceState } from './state.ts';
+
+/** Options of `createGatewayCore`. */
+export interface GatewayCoreOptions {
+  services: readonly ServiceConfig[];
+  domain: string;
+  runtime: InstanceRuntime;
+  store: SessionStore;
+  clock: Clock;
+  log: Logger;
+  /** Max wait of a new session for a slot (ms). */
+  queueTimeoutMs: number;
+  /** Max waiting requests per service before 503 at once. @default 1000 */
+  maxQueue?: number;
+  /** Max time an instance may take to become ready (ms). */
+  startTimeoutMs: number;
+}
+
+/** The wired core. */
+export interface GatewayCore {
+  services: ServiceState[];
+  metrics: GatewayMetrics;
+  pool: InstancePool;
+  table: SessionTable;
+  scheduler: Scheduler;
+  /** One reconcile pass over every service (level-based, idempotent). */
+  reconcile(): void;
+  /** Stops reconciling and rejects queued requests (before the runtime is closed). */
+  stop(): void;
+}
+
+/** Wires the gateway core. */
+export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
+  const services = o.services.map((c) => newServiceState(c, o.domain));
+  const metrics = new GatewayMetrics(() => services);
+  for (const svc of services) svc.metrics = metrics.forService(svc.config.name);
+  let stopped = false;
+  let pokeTimer: NodeJS.Immediate | undefined;
+  const reconcile = () => {
+    if (stopped) return;
+    for (const svc of services) reconcileService(svc, { pool, table, clock: o.clock });
+  };
+  const poke = () => {
+    pokeTimer ??= setImmediate(() => {
+      pokeTimer = undefined;
+      reconcile();
+    });
+  };
+  const pool: InstancePool = new InstancePool({
+    runtime: o.runtime,
+    log: o.log,
+    metrics,
+    startTimeoutMs: o.startTimeoutMs,
+    onGone: (inst) => {
+      if (stopped) return;
+      for (const s of [...inst.sessions]) table.end(s, 'instance_gone');
+      scheduler.drain(inst.service);
+      poke();
+    },
+  });
+  const table = new SessionTable({ store: o.store, pool, clock: o.clock, log: o.log, metrics });
+  const scheduler = new Scheduler({
+    pool,
+    table,
+    clock: o.clock,
+    metrics,
+    queueTimeoutMs: o.queueTimeoutMs,
+    maxQueue: o.maxQueue ?? 1000,
+    poke,
+  });
+  return {
+    services,
+    metrics,
+    pool,
+    table,
+    scheduler,
+    reconcile,
+    stop() {
+      stopped = true;
+      if (pokeTimer) clearImmediate(pokeTimer);
+      for (const svc of services) scheduler.rejectAll(svc);
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock } from '../../src/common/clock.ts';
+import { isTetherError } from '../../src/common/errors.ts';
+import { silentLogger } from '../../src/common/log.ts';
+import { createGatewayCore, type GatewayCore } from '../../src/gateway/core.ts';
+import { parseManifestText } from '../../src/gateway/services/load-services.ts';
+import type { ServiceState } from '../../src/gateway/state.ts';
+import { MemorySessionStore } from '../../src/sessions/memory-store.ts';
+import { FakeRuntime } from './helpers/fake-runtime.ts';
+import { serviceYaml } from './helpers/harness.ts';
+
+function setup(annotations: Record<string, string>, opts: { queueTimeoutMs?: number; maxQueue?: number } = {}) {
+  const clock = new ManualClock();
+  const runtime = new FakeRuntime();
+  const store = new MemorySessionStore();
+  const core = createGatewayCore({
+    services: parseManifestText(serviceYaml('svc', annotations), '/m/svc.yaml'),
+    domain: 'example.com',
+    runtime,
+    store,
+    clock,
+    log: silentLogger(),
+    queueTimeoutMs: opts.queueTimeoutMs ?? 60_000,
+    maxQueue: opts.maxQueue,
+    startTimeoutMs: 5000,
+  });
+  const svc = core.services[0] as ServiceState;
+  return { clock, runtime, store, core, svc };
+}
+
+const never = new AbortController().signal;
+
+/** Acquires and releases one request of `key` (a whole request). */
+async function hit(core: GatewayCore, svc: ServiceState, key: string) {
+  const s = await core.scheduler.acquire(svc, key, never);
+  core.scheduler.release(s);
+  return s;
+}
+
+/** Lets pending starts, exits and pokes settle. */
+async function settle(core: GatewayCore, svc: ServiceState): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    await Promise.all([...svc.instances.values()].map((x) => x.ready.catch(() => {})));
+    await new Promise((r) => setImmediate(r));
+  }
+  core.reconcile();
+}
+
+describe('gateway core (fake runtime, manual clock)', () => {
+  it('delete policy: ends an idle session and deletes its instance exactly at the timeout', async () => {
+    const { clock, runtime, core, svc, store } = setup({ 'serving.knative.dev/session-timeout': '30m' });
+    const s = await hit(core, svc, 'k1');
+    assert.match(s.claim, /^svc-[0-9a-f]{10}$/);
+    assert.equal((await store.get('svc', 'k1'))?.claim, s.claim);
+    clock.advance(30 * 60_000 - 1);
+    core.reconcile();
+    assert.equal(svc.sessions.size, 1);
+    clock.advance(1);
+    core.reconcile();
+    assert.equal(svc.sessions.size, 0);
+    await settle(core, svc);
+    assert.equal(svc.instances.size, 0);
+    assert.equal(runtime.live.size, 0);
+    assert.equal(await store.get('svc', 'k1'), undefined);
+  });
+
+  it('pause policy: pauses an idle instance, keeps the binding, and resumes it on the next request', async () => {
+    const { clock, runtime, core, svc } = setup({
+      'serving.knative.dev/sandbox-idle-policy': 'pause',
+      'serving.knative.dev/session-timeout': '10m',
+    });
+    const s = await hit(core, svc, 'k1');
+    const name = s.instance.name;
+    clock.advance(10 * 60_000);
+    core.reconcile();
+    assert.equal(s.instance.state, 'paused');
+    assert.deepEqual(runtime.live.get(name)?.paused, true);
+    core.reconcile(); // idempotent
+    assert.equal(runtime.count('pause'), 1);
+    assert.equal(core.scheduler.route(svc, 'k1'), undefined, 'fast path refuses a paused instance');
+    const again = await hit(core, svc, 'k1');
+    assert.equal(again, s);
+    assert.equal(runtime.live.get(name)?.paused, false);
+    assert.equal(runtime.count('start'), 1);
+  });
+
+  it('a request in flight is activity; expiry ends the session regardless', async () => {
+    const { clock, runtime, core, svc } = setup({
+      'serving.knative.dev/session-timeout': '1m',
+      'serving.knative.dev/session-expiry': '2h',
+    });
+    const s = await core.scheduler.acquire(svc, 'k1', never); // held open
+    clock.advance(60 * 60_000);
+    core.reconcile();
+    assert.equal(s.live, true, 'not idle while a request is in flight');
+    clock.advance(60 * 60_000);
+    core.reconcile();
+    assert.equal(s.live, false);
+    await settle(core, svc);
+    assert.equal(runtime.live.size, 0);
+  });
+
+  it('warm pool 2 + min-scale 1: fills, serves a new session from the pool without a start, refills', async () => {
+    const { runtime, core, svc } = setup({
+      'serving.knative.dev/warm-pool': '2',
+      'autoscaling.knative.dev/min-scale': '1',
+    });
+    core.reconcile();
+    await settle(core, svc);
+    const all = [...svc.instances.values()];
+    assert.equal(all.filter((i) => i.warm && i.state === 'paused').length, 2);
+    assert.equal(all.filter((i) => !i.warm && i.state === 'running' && i.sessions.size === 0).length, 1);
+    assert.equal(runtime.count('start'), 3);
+    const s = await hit(core, svc, 'k1');
+    assert.equal(runtime.count('start'), 3, 'no start for the claim');
+    assert.ok(all.filter((i) => i.warm === false).includes(s.instance));
+    assert.ok(runtime.calls.includes(`resume ${s.instance.name}`));
+    await settle(core, svc);
+    assert.equal(runtime.count('start'), 4, 'refilled');
+    assert.equal([...svc.instances.values()].filter((i) => i.warm).length, 2);
+  });
+
+  it('target 2 + max-scale 2: shares instances, then queues FIFO and serves the head when a slot frees', async () => {
+    const { core, svc, runtime } = setup({
+      'autoscaling.knative.dev/target': '2',
+      'autoscaling.knative.dev/max-scale': '2',
+    });
+    const a = await hit(core, svc, 'a');
+    const b = await hit(core, svc, 'b');
+    assert.equal(a.instance, b.instance);
+    const c = await hit(core, svc, 'c');
+    await hit(core, svc, 'd');
+    assert.notEqual(c.instance, a.instance);
+    assert.equal(runtime.count('start'), 2);
+    const order: string[] = [];
+    const e = core.scheduler.acquire(svc, 'e', never).then((s) => order.push(s.key));
+    const f = core.scheduler.acquire(svc, 'f', never).then((s) => order.push(s.key));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(svc.queue.length, 2);
+    core.table.end(a, 'idle'); // b stays: the instance stays, one slot frees
+    core.scheduler.drain(svc);
+    await e;
+    assert.deepEqual(order, ['e']);
+    assert.equal(svc.sessions.get('e')?.instance, b.instance);
+    assert.equal(svc.queue.length, 1);
+    core.stop();
+    await assert.rejects(f, (err: unknown) => isTetherError(err) && err.code === 'unavailable');
+  });
+
+  it('concurrent first requests of one new key share one placement', async () => {
+    const { core, svc, runtime } = setup({});
+    let open!: () => void;
+    runtime.gate = new Promise((r) => {
+      open = r;
+    });
+    const all = Promise.all([1, 2, 3].map(() => core.scheduler.acquire(svc, 'same', never)));
+    await new Promise((r) => setImmediate(r));
+    open();
+    const got = await all;
+    assert.equal(new Set(got).size, 1);
+    assert.equal(got[0]?.inflight, 3);
+    assert.equal(runtime.count('start'), 1);
+  });
+
+  it('an instance that dies ends its sessions and serves a queued request on a new instance', async () => {
+    const { core, svc, runtime } = setup({ 'autoscaling.knative.dev/max-scale': '1' });
+    const a = await hit(core, svc, 'a');
+    const waiting = core.scheduler.acquire(svc, 'b', never);
+    await new Promise((r) => setImmediate(r));
+    runtime.kill(a.instance.name);
+    assert.equal(a.live, false);
+    const b = await waiting;
+    assert.notEqual(b.instance, a.instance);
+    assert.equal(runtime.count('start'), 2);
+  });
+
+  it('a full queue and a queue timeout answer 503 unavailable with Retry-After', async () => {
+    const { core, svc } = setup({ 'autoscaling.knative.dev/max-scale': '1' }, { maxQueue: 1, queueTimeoutMs: 30 });
+    await hit(core, svc, 'a');
+    const queued = core.scheduler.acquire(svc, 'b', never);
+    await assert.rejects(core.scheduler.acquire(svc, 'c', never), /queue of svc is full/);
+    await assert.rejects(queued, (err: unknown) => isTetherError(err) && err.status === 503 && err.retryAfter === 1);
+    assert.equal(svc.queue.length, 0);
+  });
+
+  it('a waiter whose client goes away leaves the queue', async () => {
+    const { core, svc } = setup({ 'autoscaling.knative.dev/max-scale': '1' });
+    await hit(core, svc, 'a');
+    const gone = new AbortController();
+    const p = core.scheduler.acquire(svc, 'b', gone.signal);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(svc.queue.length, 1);
+    gone.abort();
+    await assert.rejects(p);
+    assert.equal(svc.queue.length, 0);
+  });
+
+  it('a failing start answers 503 and backs off background starts', async () => {
+    const { core, svc, runtime } = setup({ 'serving.knative.dev/warm-pool': '1' });
+    runtime.failStarts = true;
+    core.reconcile();
+    await settle(core, svc);
+    await assert.rejects(core.scheduler.acquire(svc, 'a', never), /did not become ready/);
+    const starts = runtime.count('start');
+    core.reconcile();
+    core.reconcile();
+    assert.equal(runtime.count('start'), starts, 'no retry storm during the back-off');
+    assert.equal(svc.instances.size, 0);
+  });
+});
