@@ -9,6 +9,7 @@ import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
+import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
 interface GatewayFlags {
@@ -54,15 +55,7 @@ export function registerGatewayCommand(program: Command): void {
         sessionStore: new MemorySessionStore(),
         log,
       });
-      const stop = (signal: string) => {
-        log.info({ signal }, 'stopping gateway');
-        gateway.close().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      onShutdown(log, () => gateway.close());
     });
 }
 

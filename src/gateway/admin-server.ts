@@ -34,7 +34,7 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
   return function admin(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      sendError(res, new TetherError('invalid_request', `method ${req.method} is not allowed here`));
+      sendError(res, new TetherError('method_not_allowed', `method ${req.method} is not allowed here`));
       return;
     }
     void (async () => {

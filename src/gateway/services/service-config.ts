@@ -73,13 +73,13 @@ export interface ServiceConfig {
   container: ContainerConfig;
 }
 
-/** A manifest problem, naming the file, the document and the field. */
+/** A manifest problem, naming the file, the document (1-based; 0 = the file or folder itself) and the field. */
 export class ManifestError extends Error {
   readonly file: string;
   readonly document: number;
   readonly field: string;
   constructor(file: string, document: number, field: string, problem: string) {
-    super(`${file}: document ${document}: ${field}: ${problem}`);
+    super(document > 0 ? `${file}: document ${document}: ${field}: ${problem}` : `${file}: ${field}: ${problem}`);
     this.name = 'ManifestError';
     this.file = file;
     this.document = document;
