@@ -56,6 +56,11 @@ const server = createServer((req, res) => {
     req.pipe(res);
     return;
   }
+  if (url.pathname === '/notready') {
+    res.writeHead(503, { 'content-type': 'text/plain' });
+    res.end('not ready\n');
+    return;
+  }
   if (url.pathname === '/hang') {
     // Never ends (tests of an instance dying mid-request); ?head=1 sends the headers first.
     if (url.searchParams.get('head') === '1') {

@@ -54,7 +54,13 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
   let pokeTimer: NodeJS.Immediate | undefined;
   const reconcile = () => {
     if (stopped) return;
-    for (const svc of services) reconcileService(svc, { pool, table, clock: o.clock });
+    for (const svc of services) {
+      try {
+        reconcileService(svc, { pool, table, clock: o.clock });
+      } catch (err) {
+        o.log.error({ service: svc.config.name, err: (err as Error).message }, 'reconcile failed');
+      }
+    }
   };
   const poke = () => {
     pokeTimer ??= setImmediate(() => {

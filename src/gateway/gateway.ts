@@ -103,7 +103,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     createHttpProxy({ router, scheduler, proxyTimeoutMs: options.proxyTimeoutMs ?? 300_000 }),
   );
   pub.on('upgrade', createUpgradeProxy({ router, scheduler }));
-  pub.on('clientError', (_err, socket) => socket.destroy());
+  pub.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics }));
 
   const cleanup = async () => {

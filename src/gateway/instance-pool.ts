@@ -7,7 +7,7 @@
 import { Agent, request } from 'node:http';
 import { randomAlphanumeric } from '../common/ids.ts';
 import type { Logger } from '../common/log.ts';
-import type { InstanceExit, InstanceRuntime } from '../runtime/runtime.ts';
+import { type InstanceExit, type InstanceRuntime, PROBE_HEADER } from '../runtime/runtime.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { InstanceEntry, ServiceState } from './state.ts';
 
@@ -79,7 +79,7 @@ export class InstancePool {
       inst.agent = newAgent();
     }
     this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
-    await this.#o.runtime.pause(inst.name);
+    await this.#o.runtime.pause(inst.name).catch((err: unknown) => this.#failed('pause', inst, err));
   }
 
   /** Resumes a paused instance; concurrent callers share one resume. */
@@ -103,10 +103,10 @@ export class InstancePool {
     this.#o.log.info({ instance: inst.name, reason }, 'deleting instance');
     // A starting instance may not be known to the runtime yet: #boot deletes it once started.
     if (wasStarting) {
-      void this.#o.runtime.delete(inst.name);
+      void this.#o.runtime.delete(inst.name).catch((err: unknown) => this.#failed('delete', inst, err));
       return inst.ready.catch(() => {});
     }
-    return this.#o.runtime.delete(inst.name);
+    return this.#o.runtime.delete(inst.name).catch((err: unknown) => this.#failed('delete', inst, err));
   }
 
   async #boot(inst: InstanceEntry): Promise<void> {
@@ -150,6 +150,10 @@ export class InstancePool {
     }
   }
 
+  #failed(what: string, inst: InstanceEntry, err: unknown): void {
+    this.#o.log.error({ instance: inst.name, err: (err as Error).message }, `instance ${what} failed`);
+  }
+
   #exited(name: string, exit: InstanceExit): void {
     const inst = this.#byName.get(name);
     if (!inst) return;
@@ -173,9 +177,6 @@ export class InstancePool {
 function newAgent(): Agent {
   return new Agent({ keepAlive: true, maxFreeSockets: 256, noDelay: true } as object);
 }
-
-/** Header marking the gateway's own warm-up request (apps may leave it out of their counters). */
-export const PROBE_HEADER = 'x-tether-probe';
 
 /**
  * Sends one request to a warm-pool instance before it is paused, so the app's first real request

@@ -5,6 +5,9 @@
  * (processes); a Kubernetes runtime (agent-sandbox) comes later.
  */
 
+/** Header on the gateway's own requests to an instance (readiness, warm-up); apps may leave them out of counters. */
+export const PROBE_HEADER = 'x-tether-probe';
+
 /** What to run for one instance, derived from the Knative container spec. */
 export interface InstanceSpec {
   /** Instance name, `<service>-<5 random [a-z0-9]>`; also `TETHER_INSTANCE`. */

@@ -127,6 +127,40 @@ describe('LocalRuntime', () => {
     assert.ok(pid > 0 && isGone(pid));
   });
 
+  it('waits for readinessProbe.httpGet.path to answer 2xx, and times out when it never does', async (t) => {
+    const rt = new LocalRuntime({ log: silentLogger(), graceMs: 300 });
+    t.after(() => rt.close());
+    const ok = await rt.start(spec({ readinessPath: '/env' }));
+    assert.ok(ok.pid);
+    await assert.rejects(
+      rt.start(spec({ readinessPath: '/notready', startTimeoutMs: 400 })),
+      /not ready within 400 ms/,
+    );
+  });
+
+  it('pauses the whole process group, and SIGKILLs an app that ignores SIGTERM after the grace period', async (t) => {
+    const rt = new LocalRuntime({ log: silentLogger(), graceMs: 300 });
+    t.after(() => rt.close());
+    const s = spec({
+      argv: [
+        'node',
+        '-e',
+        `process.on('SIGTERM', () => {}); const c = require('node:child_process').spawn('sleep', ['30'], { stdio: 'ignore' }); console.log(c.pid); require('node:http').createServer(() => {}).listen(process.env.PORT)`,
+      ],
+    });
+    const { pid } = await rt.start(s);
+    assert.ok(pid);
+    const grandchild = Number(await waitFor('grandchild pid', () => rt.logs(s.name)?.[0]?.line));
+    await rt.pause(s.name);
+    await waitFor('both stopped', () => procState(pid) === 'T' && procState(grandchild) === 'T');
+    await rt.resume(s.name);
+    await waitFor('both running', () => procState(pid) !== 'T' && procState(grandchild) !== 'T');
+    const t0 = Date.now();
+    await rt.delete(s.name);
+    assert.ok(Date.now() - t0 >= 250, 'waited the grace period before SIGKILL');
+    assert.ok(isGone(pid) && isGone(grandchild));
+  });
+
   it('fails a start with a missing executable', async (t) => {
     const rt = new LocalRuntime({ log: silentLogger() });
     t.after(() => rt.close());

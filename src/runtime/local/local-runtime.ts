@@ -63,6 +63,7 @@ export class LocalRuntime implements InstanceRuntime {
     const [file, ...args] = spec.argv;
     if (!file) throw new Error(`instance ${spec.name} has no command`);
     const port = await pickFreePort();
+    if (this.#closed) throw new Error('runtime is closed'); // closed while picking a port: spawn nothing
     const logs = new LogBuffer(this.#logLines);
     const child = spawn(file, args, {
       cwd: spec.workingDir,

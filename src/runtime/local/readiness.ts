@@ -5,6 +5,7 @@
  */
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
+import { PROBE_HEADER } from '../runtime.ts';
 
 /** A free TCP port on 127.0.0.1 (the OS picks; released before returning). */
 export function pickFreePort(): Promise<number> {
@@ -35,7 +36,8 @@ export function probeTcp(host: string, port: number): Promise<boolean> {
 /** True when `GET path` answers 2xx within 1 s. */
 export function probeHttp(host: string, port: number, path: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host, port, path, method: 'GET', agent: false, timeout: 1000 }, (res) => {
+    const headers = { [PROBE_HEADER]: 'readiness' };
+    const req = request({ host, port, path, method: 'GET', agent: false, timeout: 1000, headers }, (res) => {
       res.resume();
       resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300);
     });
