@@ -56,7 +56,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     if (stopped) return;
     for (const svc of services) {
       try {
-        reconcileService(svc, { pool, table, clock: o.clock });
+        reconcileService(svc, { pool, table, clock: o.clock, drain: (x) => scheduler.drain(x) });
       } catch (err) {
         o.log.error({ service: svc.config.name, err: (err as Error).message }, 'reconcile failed');
       }
@@ -80,7 +80,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
       poke();
     },
   });
-  const table = new SessionTable({ store: o.store, pool, clock: o.clock, log: o.log, metrics });
+  const table = new SessionTable({ store: o.store, pool, clock: o.clock, log: o.log, metrics, onEnded: () => poke() });
   const scheduler = new Scheduler({
     pool,
     table,

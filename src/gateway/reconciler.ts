@@ -2,7 +2,7 @@
  * @module
  * The level-based, idempotent reconcile tick of each service: expire sessions, end (delete policy) or
  * pause (pause policy) idle ones, keep the warm pool and `min-scale` filled, and remove unbound
- * instances beyond `min-scale` (scale to zero). Reads time from the injected Clock; the gateway runs
+ * instances beyond `min-scale` (scale to zero), and serve queued requests whose slot freed. Reads time from the injected Clock; the gateway runs
  * it on an interval and after changes. Never waits for instances: starts are fire-and-forget.
  */
 import type { Clock } from '../common/clock.ts';
@@ -15,6 +15,8 @@ export interface ReconcileDeps {
   pool: InstancePool;
   table: SessionTable;
   clock: Clock;
+  /** Serves queued requests whose slot is free now (Scheduler.drain). */
+  drain: (svc: ServiceState) => void;
 }
 
 /**
@@ -53,6 +55,7 @@ export function reconcileService(svc: ServiceState, deps: ReconcileDeps): number
     }
   }
 
+  deps.drain(svc);
   fillAndTrim(svc, deps);
   for (const s of svc.sessions.values()) deps.table.sync(svc, s);
   return next;

@@ -119,23 +119,24 @@ export class Scheduler {
   /** Synchronous placement of a new session, or undefined when nothing is free. */
   #place(svc: ServiceState, key: string): SessionEntry | undefined {
     const cfg = svc.config;
+    // max-scale bounds the instances serving sessions; a claimed warm instance becomes one of them.
+    const room = cfg.maxScale === 0 || servingCount(svc) < cfg.maxScale;
     let free: InstanceEntry | undefined;
     for (const i of svc.instances.values()) {
-      if (i.warm && i.state === 'paused') {
-        i.warm = false;
-        this.#o.metrics.warmClaims.inc({ service: cfg.name });
-        // Refill soon, but after this request: spawning blocks the event loop for a few ms.
-        setTimeout(this.#o.poke, 25).unref();
-        return this.#o.table.bind(svc, i, key);
-      }
-      if (!i.warm && i.state !== 'stopping' && i.sessions.size < cfg.target) {
+      if (i.warm) {
+        if (room && i.state === 'paused') {
+          i.warm = false;
+          this.#o.metrics.warmClaims.inc({ service: cfg.name });
+          // Refill soon, but after this request: spawning blocks the event loop for a few ms.
+          setTimeout(this.#o.poke, 25).unref();
+          return this.#o.table.bind(svc, i, key);
+        }
+      } else if (i.state !== 'stopping' && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
       }
     }
     if (free) return this.#o.table.bind(svc, free, key);
-    if (cfg.maxScale === 0 || servingCount(svc) < cfg.maxScale) {
-      return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
-    }
+    if (room) return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
     return undefined;
   }
 

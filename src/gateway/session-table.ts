@@ -23,6 +23,8 @@ export interface SessionTableOptions {
   clock: Clock;
   log: Logger;
   metrics: GatewayMetrics;
+  /** Called after a session ended (a slot may be free: reconcile and drain the queue soon). */
+  onEnded: () => void;
 }
 
 /** Session bindings, in memory and written through to the store. */
@@ -67,6 +69,7 @@ export class SessionTable {
     this.#o.log.info({ service: svc.config.name, claim: s.claim, instance: inst.name, reason }, 'session ended');
     this.#write(this.#o.store.delete(svc.config.name, s.key));
     if (inst.sessions.size === 0 && !inst.warm) void this.#o.pool.delete(inst, `session ${reason}`);
+    this.#o.onEnded();
   }
 
   /** Writes the current state and lastActive of a session to the store (level-based; from the reconciler). */

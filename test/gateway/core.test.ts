@@ -121,6 +121,21 @@ describe('gateway core (fake runtime, manual clock)', () => {
     assert.equal([...svc.instances.values()].filter((i) => i.warm).length, 2);
   });
 
+  it('max-scale also bounds claims from the warm pool', async () => {
+    const { core, svc } = setup({ 'serving.knative.dev/warm-pool': '2', 'autoscaling.knative.dev/max-scale': '1' });
+    core.reconcile();
+    await settle(core, svc);
+    const a = await hit(core, svc, 'a');
+    assert.equal(a.instance.warm, false);
+    const waiting = core.scheduler.acquire(svc, 'b', never);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(svc.queue.length, 1, 'b waits although warm instances are paused');
+    core.table.end(a, 'idle');
+    await settle(core, svc);
+    const b = await waiting;
+    assert.ok([...svc.instances.values()].filter((i) => !i.warm).every((i) => i === b.instance));
+  });
+
   it('target 2 + max-scale 2: shares instances, then queues FIFO and serves the head when a slot frees', async () => {
     const { core, svc, runtime } = setup({
       'autoscaling.knative.dev/target': '2',
@@ -138,8 +153,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     const f = core.scheduler.acquire(svc, 'f', never).then((s) => order.push(s.key));
     await new Promise((r) => setImmediate(r));
     assert.equal(svc.queue.length, 2);
-    core.table.end(a, 'idle'); // b stays: the instance stays, one slot frees
-    core.scheduler.drain(svc);
+    core.table.end(a, 'idle'); // b stays: the instance stays, one slot frees for the head of the queue
     await e;
     assert.deepEqual(order, ['e']);
     assert.equal(svc.sessions.get('e')?.instance, b.instance);
