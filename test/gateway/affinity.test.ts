@@ -108,6 +108,16 @@ describe('gateway routing and session affinity', () => {
     );
   });
 
+  it('with session-affinity "false" sets no cookie and shares one session among clients', async (t) => {
+    const gw = await startTestGateway(t, serviceYaml('plain', { 'serving.knative.dev/session-affinity': 'false' }));
+    const host = 'plain.default.example.com';
+    const a = await send(gw.publicUrl, { host });
+    const b = await send(gw.publicUrl, { host, headers: { cookie: 'tether-session=mine' } });
+    assert.equal(a.headers['set-cookie'], undefined);
+    assert.equal(b.headers['x-pid'], a.headers['x-pid']);
+    assert.equal(b.headers['x-count'], '2');
+  });
+
   it('serves /metrics in Prometheus text with tether_gateway_* names', async (t) => {
     const gw = await startTestGateway(t, YAML);
     await send(gw.publicUrl, { host: HOST, headers: { cookie: 'app=m' } });
