@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { ManualClock } from '../../src/common/clock.ts';
 import { admin, send, serviceYaml, startTestGateway, waitFor } from './helpers/harness.ts';
 
 const HOST = 'st.default.example.com';
@@ -13,7 +14,9 @@ const YAML = serviceYaml('st', {
 
 describe('streaming through the gateway', () => {
   it('passes a WebSocket upgrade and echoes messages; an open socket keeps the session active', async (t) => {
-    const gw = await startTestGateway(t, YAML);
+    // A manual clock: the idle timeout passes without sleeping; reconcile runs when told to.
+    const clock = new ManualClock(Date.now());
+    const gw = await startTestGateway(t, YAML, { clock });
     const wsUrl = `${gw.publicUrl.replace('http', 'ws')}/ws`;
     const ws = new WebSocket(wsUrl, { headers: { host: HOST, cookie: 'app=w' } });
     t.after(() => ws.terminate());
@@ -27,8 +30,8 @@ describe('streaming through the gateway', () => {
         ws.send(text);
       });
     assert.equal(await echo('hello'), 'hello');
-    // Wait past the 300 ms idle timeout: the open socket is activity, so nothing is paused.
-    await new Promise((r) => setTimeout(r, 700));
+    clock.advance(60 * 60_000); // far past the 300 ms idle timeout
+    gw.reconcile();
     assert.equal(await echo('still here'), 'still here');
     const sessions = await admin<Array<{ key: string; state: string }>>(gw, '/_tether/sessions');
     assert.deepEqual(
@@ -36,10 +39,14 @@ describe('streaming through the gateway', () => {
       [['w', 'active']],
     );
     ws.close();
-    await waitFor('paused after the socket closed', async () => {
+    await waitFor('socket released', async () => {
       const s = await admin<Array<{ state: string }>>(gw, '/_tether/sessions');
-      return s[0]?.state === 'paused';
+      return s[0]?.state === 'idle';
     });
+    clock.advance(1000);
+    gw.reconcile();
+    const after = await admin<Array<{ state: string }>>(gw, '/_tether/sessions');
+    assert.equal(after[0]?.state, 'paused');
   });
 
   it('refuses a WebSocket for an unknown host with 404', async (t) => {
