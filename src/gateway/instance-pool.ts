@@ -143,8 +143,11 @@ export class InstancePool {
       }
       this.#o.log.info({ instance: inst.name, pid: inst.pid, warm: inst.warm }, 'instance ready');
     } catch (err) {
-      this.#o.log.warn({ instance: inst.name, err: (err as Error).message }, 'instance did not start');
-      inst.service.backoffUntil = Date.now() + 2000;
+      if (inst.state !== 'stopping') {
+        // A real failure (not a delete while starting): back off background starts for a while.
+        this.#o.log.warn({ instance: inst.name, err: (err as Error).message }, 'instance did not start');
+        inst.service.backoffUntil = Date.now() + 2000;
+      }
       this.#gone(inst);
       throw err;
     }
