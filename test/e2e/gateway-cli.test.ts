@@ -26,6 +26,22 @@ function runCli(args: string[]): { child: ChildProcess; out: () => string; err: 
 }
 
 describe('tether gateway (command line)', () => {
+  it('is registered in bin/tether with its flags', async () => {
+    const child = spawn(process.execPath, [resolve(ROOT, 'bin/tether'), 'gateway', '--help'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (c) => {
+      out += c;
+    });
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    for (const flag of ['--services', '--port', '--admin-port', '--domain', '--queue-timeout', '--session-store']) {
+      assert.ok(out.includes(flag), `help lists ${flag}`);
+    }
+  });
+
   it('refuses a bad manifest naming file, document and field, and exits non-zero without serving', async (t) => {
     const file = await writeManifest(
       t,
