@@ -7,7 +7,7 @@
  * AbortController per call (a DOMException each), measured at ~3% of the gateway's CPU in bench/gateway.ts.
  * Created by gateway.ts; WebSocket upgrades are in ws-proxy.ts.
  */
-import { type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
@@ -62,15 +62,23 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
         m.duration.observe((performance.now() - t0) / 1000);
       }
     };
-    const upstream = request({
-      host: inst.host,
-      port: inst.port,
-      method: req.method,
-      path: req.url,
-      headers: requestHeaders(req, false) as unknown as Record<string, string>,
-      agent: inst.agent ?? undefined,
-      timeout: proxyTimeoutMs > 0 ? proxyTimeoutMs : undefined,
-    });
+    let upstream: ClientRequest;
+    try {
+      upstream = request({
+        host: inst.host,
+        port: inst.port,
+        method: req.method,
+        path: req.url,
+        headers: requestHeaders(req, false) as unknown as Record<string, string>,
+        agent: inst.agent ?? undefined,
+        timeout: proxyTimeoutMs > 0 ? proxyTimeoutMs : undefined,
+      });
+    } catch {
+      // node:http refuses what it cannot send (e.g. characters it will not put in a path).
+      sendError(res, new TetherError('invalid_request', 'the request cannot be forwarded as sent'));
+      release();
+      return;
+    }
     upstream.setNoDelay(true);
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
