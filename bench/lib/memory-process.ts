@@ -1,0 +1,70 @@
+/**
+ * @module
+ * Starts `memory-server-child.ts` as a child process and reads its memory from /proc.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const CHILD = fileURLToPath(new URL('./memory-server-child.ts', import.meta.url));
+
+/** A memory server running in a child process. */
+export interface ChildServer {
+  url: string;
+  pid: number;
+  adminKey: string;
+  /** Resident set size now and at its peak, bytes (from /proc/<pid>/status). */
+  memory(): { rss: number; peak: number };
+  /** SIGTERM, then waits for exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a memory server on `dataDir` in a child process.
+ * @param nodeArgs extra node flags for the child (e.g. `--cpu-prof`)
+ */
+export async function startChildServer(dataDir: string, nodeArgs: string[] = []): Promise<ChildServer> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', CHILD, dataDir], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    once(lines, 'line').then(([l]) => l as string),
+    exited.then(([code]) => {
+      throw new Error(`memory server child exited early (code ${String(code)})`);
+    }),
+  ]);
+  lines.close();
+  const info = JSON.parse(first) as { url: string; pid: number; adminKeyFile: string };
+  const adminKey = readFileSync(info.adminKeyFile, 'utf8').trim();
+  let stopped: Promise<void> | undefined;
+  return {
+    url: info.url,
+    pid: info.pid,
+    adminKey,
+    memory: () => readMemory(info.pid),
+    stop() {
+      stopped ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.kill('SIGTERM');
+        await exited;
+        clearTimeout(kill);
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** VmRSS and VmHWM of a process, bytes. */
+export function readMemory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) * 1024 : Number.NaN;
+  };
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}

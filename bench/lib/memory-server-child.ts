@@ -1,0 +1,43 @@
+/**
+ * @module
+ * Runs one memory server in its own process, so a bench can read that process's RSS alone.
+ * Usage: `node --import tsx bench/lib/memory-server-child.ts <dataDir>`. Listens on 127.0.0.1 with a
+ * free port, prints one JSON line `{"url", "pid", "adminKeyFile"}` on stdout, and closes cleanly
+ * (in-flight requests finish, the store is checkpointed) on SIGTERM or SIGINT, or when stdin closes.
+ */
+import { silentLogger } from '../../src/common/log.ts';
+import { starterRegistry } from '../../src/memory/registry.ts';
+import { startMemoryServer } from '../../src/server/standalone.ts';
+
+const dataDir = process.argv[2];
+if (!dataDir) {
+  process.stderr.write('usage: memory-server-child.ts <dataDir>\n');
+  process.exit(2);
+}
+
+const running = await startMemoryServer({
+  host: '127.0.0.1',
+  port: 0,
+  dataDir,
+  defaultRegistry: starterRegistry('personal'),
+  log: silentLogger(),
+});
+process.stdout.write(`${JSON.stringify({ url: running.url, pid: process.pid, adminKeyFile: running.adminKeyFile })}\n`);
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  try {
+    await running.close();
+    process.exit(0);
+  } catch (err) {
+    process.stderr.write(`memory-server-child: close failed: ${String(err)}\n`);
+    process.exit(1);
+  }
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+// The parent holds our stdin open; if it dies, stdin ends and we stop too.
+process.stdin.on('end', stop);
+process.stdin.resume();

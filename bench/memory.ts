@@ -1,0 +1,485 @@
+/**
+ * @module
+ * bench:memory — the memory server over HTTP at 10^5 and 10^6 events, side by side with raw
+ * better-sqlite3 on a copy of the same database.
+ *
+ * For each size it bulk-loads synthetic events straight into the SQLite store (see
+ * `lib/memory-data.ts`), starts the server in a child process on that data, and measures: exact recall
+ * latency (1 client) and throughput (8 clients), text search latency (1 client, 1-2 word queries that
+ * hit), remembers/s (8 clients, new facts in the loaded namespace), and the server's RSS. The baseline
+ * runs the same point read, FTS query and single-row insert (own transaction) on raw better-sqlite3.
+ * Each figure is the median over BENCH_ROUNDS rounds. Loopback only; temp dirs are removed.
+ *
+ * Environment:
+ *   BENCH_SIZES=100000,1000000   event counts to load (ascending; loading is incremental)
+ *   BENCH_ROUNDS=3               rounds per measurement (median reported)
+ *   BENCH_PHASES=recall,search,remember   which server measurements to run (e.g. one, to profile it)
+ *   BENCH_SERVER_NODE_ARGS=...   extra node flags for the server child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createProgress } from '../src/cli/progress.ts';
+import { newEventId } from '../src/common/ids.ts';
+import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { type LoadRequest, type LoadResult, LoopbackClient, runLoad } from './lib/http-load.ts';
+import { MAIN_NAMESPACE, MemoryDataset, NAMESPACES, rng, subjectsFor } from './lib/memory-data.ts';
+import { type ChildServer, startChildServer } from './lib/memory-process.ts';
+import { RawSqlite } from './lib/raw-sqlite.ts';
+import { fmt, median, summarize, table } from './lib/stats.ts';
+import { CITIES } from './lib/words.ts';
+
+const SIZES = (process.env.BENCH_SIZES ?? '100000,1000000')
+  .split(',')
+  .map((s) => Math.round(Number(s.trim())))
+  .filter((n) => Number.isFinite(n) && n > 0)
+  .sort((a, b) => a - b);
+const ROUNDS = Math.max(1, Math.min(9, Number(process.env.BENCH_ROUNDS ?? 3) || 3));
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'recall,search,remember').split(',').map((s) => s.trim()));
+const CLIENTS = 8;
+const BATCH = 5_000;
+
+const TARGETS = { recallP99: 5, searchP99: 25, remembers: 5_000, rssMb: 300 };
+
+interface Figures {
+  recallP50: number;
+  recallP99: number;
+  recallRate: number;
+  searchP50: number;
+  searchP99: number;
+  searchHits: number;
+  searchZero: number;
+  remembers: number;
+}
+
+interface SizeResult {
+  events: number;
+  subjects: number;
+  loadSecs: number;
+  dbMb: number;
+  tether: Figures[];
+  raw: Figures[];
+  rssMb: number;
+  peakMb: number;
+  startRssMb: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+  errors: string[];
+}
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+function shuffled<T>(items: readonly T[], rand: () => number): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j] as T, a[i] as T];
+  }
+  return a;
+}
+
+/** Recall keys and 1-2 word search queries that hit, from the dataset's sample of the main namespace. */
+function workload(dataset: MemoryDataset, seed: number) {
+  const rand = rng(seed);
+  const sample = shuffled(dataset.sample, rand);
+  const keys = sample.map((f) => ({ subject: f.subject, predicate: f.predicate }));
+  const queries: string[][] = [];
+  for (const f of sample) {
+    if (f.predicate === 'birthday') continue;
+    const words = [...new Set(f.text.split(' ').filter((w) => /^[a-z]+$/.test(w)))];
+    if (words.length === 0) continue;
+    const first = words[Math.floor(rand() * words.length)] as string;
+    const rest = words.filter((w) => w !== first);
+    if (rest.length > 0 && rand() < 0.3) queries.push([first, rest[Math.floor(rand() * rest.length)] as string]);
+    else queries.push([first]);
+  }
+  return { keys, queries };
+}
+
+async function mintAgentKey(server: ChildServer): Promise<string> {
+  const client = new LoopbackClient(server.url, { headers: { authorization: `Bearer ${server.adminKey}` } });
+  try {
+    const res = await client.send({
+      method: 'POST',
+      path: '/v1/keys',
+      body: { tenant: MAIN_NAMESPACE.tenant, agent: MAIN_NAMESPACE.agent },
+    });
+    if (res.status !== 200 && res.status !== 201) throw new Error(`minting a key failed: ${res.status} ${res.body}`);
+    return (JSON.parse(res.body) as { key: string }).key;
+  } finally {
+    client.close();
+  }
+}
+
+const MB = 1048576;
+
+/** V8 heap and external memory of the server, bytes, from its Prometheus /metrics (NaN when absent). */
+async function heapFigures(url: string): Promise<{ used: number; total: number; external: number }> {
+  const client = new LoopbackClient(url);
+  try {
+    const res = await client.send({ method: 'GET', path: '/metrics' });
+    const metric = (name: string) => {
+      const m = new RegExp(`^\\w*${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(res.body);
+      return m ? Number(m[1]) : Number.NaN;
+    };
+    return {
+      used: metric('nodejs_heap_size_used_bytes'),
+      total: metric('nodejs_heap_size_total_bytes'),
+      external: metric('nodejs_external_memory_bytes'),
+    };
+  } finally {
+    client.close();
+  }
+}
+
+function countHits(body: string): number {
+  let n = 0;
+  for (let i = body.indexOf('"event_id"'); i !== -1; i = body.indexOf('"event_id"', i + 1)) n++;
+  return n;
+}
+
+function noteErrors(phase: string, r: LoadResult, errors: string[]): void {
+  if (r.errors > 0) errors.push(`${phase}: ${r.errors}/${r.requests} failed, e.g. ${r.errorSamples[0] ?? ''}`);
+}
+
+async function measureServer(
+  url: string,
+  key: string,
+  dataset: MemoryDataset,
+  wl: ReturnType<typeof workload>,
+  round: number,
+  errors: string[],
+): Promise<Figures> {
+  const headers = { authorization: `Bearer ${key}` };
+  const rand = rng(1000 + round);
+  const recallReq = (i: number): LoadRequest => {
+    const k = wl.keys[(i + round * 7919 + wl.keys.length * 8) % wl.keys.length]!;
+    return {
+      method: 'GET',
+      path: `/v1/memories?subject=${encodeURIComponent(k.subject)}&predicate=${k.predicate}`,
+    };
+  };
+  const skipped: LoadResult = {
+    requests: 0,
+    errors: 0,
+    errorSamples: [],
+    latenciesMs: [],
+    elapsedMs: 0,
+    perSecond: NaN,
+  };
+  const recall = !PHASES.has('recall')
+    ? skipped
+    : await runLoad({
+        url,
+        headers,
+        concurrency: 1,
+        maxRequests: 3_000,
+        maxMs: 4_000,
+        warmup: 200,
+        request: recallReq,
+      });
+  noteErrors('recall', recall, errors);
+  const recallRate = !PHASES.has('recall')
+    ? skipped
+    : await runLoad({
+        url,
+        headers,
+        concurrency: CLIENTS,
+        maxRequests: 20_000,
+        maxMs: 2_500,
+        warmup: 100,
+        request: recallReq,
+      });
+  noteErrors('recall x8', recallRate, errors);
+
+  let hits = 0;
+  let zero = 0;
+  const search = !PHASES.has('search')
+    ? skipped
+    : await runLoad({
+        url,
+        headers,
+        concurrency: 1,
+        maxRequests: 1_500,
+        maxMs: 6_000,
+        warmup: 50,
+        request: (i) => {
+          const q = wl.queries[(i + round * 104729 + wl.queries.length * 8) % wl.queries.length]!;
+          return { method: 'GET', path: `/v1/memories?q=${encodeURIComponent(q.join(' '))}` };
+        },
+        check: (status, body, i) => {
+          if (status !== 200) return `HTTP ${status}: ${body.slice(0, 200)}`;
+          if (i >= 0) {
+            const n = countHits(body);
+            hits += n;
+            if (n === 0) zero++;
+          }
+          return undefined;
+        },
+      });
+  noteErrors('search', search, errors);
+
+  let uniq = 0;
+  const remember = !PHASES.has('remember')
+    ? skipped
+    : await runLoad({
+        url,
+        headers,
+        concurrency: CLIENTS,
+        maxRequests: 40_000,
+        maxMs: 4_000,
+        warmup: 100,
+        request: () => {
+          const u = rand();
+          const predicate = u < 0.6 ? 'note' : u < 0.85 ? 'prefers' : 'lives_in';
+          const tag = `bench${round}x${uniq++}`;
+          const value =
+            predicate === 'lives_in'
+              ? `${CITIES[Math.floor(rand() * CITIES.length)]} ${tag}`
+              : `${dataset.words(predicate === 'note' ? 5 : 2)} ${tag}`;
+          return { method: 'POST', path: '/v1/memories', body: { subject: dataset.randomSubject(), predicate, value } };
+        },
+        check: (status, body) =>
+          status === 200 && body.includes('"stored":true') ? undefined : `HTTP ${status}: ${body.slice(0, 200)}`,
+      });
+  noteErrors('remember', remember, errors);
+
+  const r = summarize(recall.latenciesMs);
+  const s = summarize(search.latenciesMs);
+  return {
+    recallP50: r.p50,
+    recallP99: r.p99,
+    recallRate: recallRate.perSecond,
+    searchP50: s.p50,
+    searchP99: s.p99,
+    searchHits: hits / Math.max(1, search.requests),
+    searchZero: zero / Math.max(1, search.requests),
+    remembers: remember.perSecond,
+  };
+}
+
+/** Times `op` for up to `max` calls or `maxMs`; latencies in ms. */
+function timeLoop(max: number, maxMs: number, op: (i: number) => void): { lat: number[]; perSecond: number } {
+  const lat: number[] = [];
+  const start = performance.now();
+  const deadline = start + maxMs;
+  for (let i = 0; i < max; i++) {
+    const t0 = performance.now();
+    op(i);
+    const t1 = performance.now();
+    lat.push(t1 - t0);
+    if (t1 > deadline) break;
+  }
+  return { lat, perSecond: (lat.length / (performance.now() - start)) * 1000 };
+}
+
+function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: number): Figures {
+  const ns = MAIN_NAMESPACE.namespace;
+  const key = (i: number) => wl.keys[(i + round * 7919 + wl.keys.length * 8) % wl.keys.length]!;
+  timeLoop(500, 1_000, (i) => raw.pointRead(ns, key(i).subject, key(i).predicate));
+  const point = timeLoop(20_000, 2_000, (i) => raw.pointRead(ns, key(i).subject, key(i).predicate));
+  let hits = 0;
+  let zero = 0;
+  const search = timeLoop(1_500, 3_000, (i) => {
+    const q = wl.queries[(i + round * 104729 + wl.queries.length * 8) % wl.queries.length]!;
+    const n = raw.search(ns, q).length;
+    hits += n;
+    if (n === 0) zero++;
+  });
+  const rand = rng(2000 + round);
+  const insert = timeLoop(20_000, 2_500, (i) =>
+    raw.insert({
+      id: newEventId(),
+      namespace: ns,
+      tenant: MAIN_NAMESPACE.tenant,
+      subject: `raw subject ${Math.floor(rand() * 50_000)}`,
+      predicate: 'note',
+      value: `raw bench note ${round}x${i}`,
+    }),
+  );
+  const p = summarize(point.lat);
+  const s = summarize(search.lat);
+  return {
+    recallP50: p.p50,
+    recallP99: p.p99,
+    recallRate: point.perSecond,
+    searchP50: s.p50,
+    searchP99: s.p99,
+    searchHits: hits / Math.max(1, search.lat.length),
+    searchZero: zero / Math.max(1, search.lat.length),
+    remembers: insert.perSecond,
+  };
+}
+
+function report(size: number, r: SizeResult): string {
+  const med = (list: Figures[], f: keyof Figures) => median(list.map((x) => x[f]));
+  const spread = (f: keyof Figures) => {
+    const v = r.tether.map((x) => x[f]);
+    return v.length > 1 ? `${fmt(Math.min(...v))}-${fmt(Math.max(...v))}` : '';
+  };
+  const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${fmt(a / b)}x` : '-');
+  const check = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+  const row = (name: string, f: keyof Figures, target?: { text: string; ok: (v: number) => boolean }): string[] => {
+    const t = med(r.tether, f);
+    const b = med(r.raw, f);
+    return [name, fmt(t), spread(f), fmt(b), ratio(t, b), target?.text ?? '', target ? check(target.ok(t)) : ''];
+  };
+  const rows: string[][] = [
+    ['metric', 'tether', `range (${r.tether.length} rounds)`, 'raw sqlite', 'tether/raw', 'target', ''],
+    row('exact recall p50 ms (1 client)', 'recallP50'),
+    row('exact recall p99 ms (1 client)', 'recallP99', {
+      text: `<= ${TARGETS.recallP99}`,
+      ok: (v) => v <= TARGETS.recallP99,
+    }),
+    row(`exact recalls/s (${CLIENTS} clients)`, 'recallRate'),
+    row('text search p50 ms (1 client)', 'searchP50'),
+    row('text search p99 ms (1 client)', 'searchP99', {
+      text: `<= ${TARGETS.searchP99}`,
+      ok: (v) => v <= TARGETS.searchP99,
+    }),
+    row('search results/query', 'searchHits'),
+    row(`remembers/s (${CLIENTS} clients)`, 'remembers', {
+      text: `>= ${fmt(TARGETS.remembers)}`,
+      ok: (v) => v >= TARGETS.remembers,
+    }),
+    ['server RSS MB (after run)', fmt(r.rssMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.rssMb <= TARGETS.rssMb)],
+    ['server peak RSS MB (VmHWM)', fmt(r.peakMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.peakMb <= TARGETS.rssMb)],
+    ['server RSS MB at start (no request yet)', fmt(r.startRssMb), '', '', '', '', ''],
+    [
+      'server V8 heap used/total, external MB',
+      `${fmt(r.heapUsedMb)}/${fmt(r.heapTotalMb)}, ${fmt(r.externalMb)}`,
+      '',
+      '',
+      '',
+      '',
+      '',
+    ],
+  ];
+  const head =
+    `== ${fmt(size)} events (store holds ${fmt(r.events)}; ${fmt(r.subjects)} subjects, ${NAMESPACES.length} namespaces, ` +
+    `${Math.round(MAIN_NAMESPACE.weight * 100)}% in ${MAIN_NAMESPACE.namespace}; db ${fmt(r.dbMb)} MB; ` +
+    `loaded in ${fmt(r.loadSecs)} s) ==`;
+  const notes = [
+    `raw sqlite: recall = SELECT of one (namespace, subject, predicate) group by index; search = FTS5 MATCH top 50 + join;`,
+    `            remember = one events row + its FTS row in their own transaction (the writes of one stored remember).`,
+    `latencies are client-observed over loopback HTTP/1.1 keep-alive; the ${CLIENTS}-client figures share the 2 cores with the client.`,
+    `search: ${(med(r.tether, 'searchZero') * 100).toFixed(1)}% of queries returned nothing (their word was only in values since superseded).`,
+  ];
+  if (r.errors.length > 0) notes.push(`errors: ${r.errors.join('; ')}`);
+  return `${head}\n${table(rows)}\n${notes.join('\n')}`;
+}
+
+async function main(): Promise<void> {
+  if (SIZES.length === 0) throw new Error('BENCH_SIZES names no size');
+  const started = performance.now();
+  const tmp = mkdtempSync(join(tmpdir(), 'tether-bench-memory-'));
+  const dataDir = join(tmp, 'data');
+  let server: ChildServer | null = null;
+  let store: SqliteStore | null = null;
+  const cleanup = () => {
+    rmSync(tmp, { recursive: true, force: true });
+  };
+  const onSignal = async () => {
+    await server?.stop().catch(() => {});
+    cleanup();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const dataset = new MemoryDataset(42, Date.now() - (Math.max(...SIZES) + 100_000) * 20 - 86_400_000);
+  const outputs: string[] = [];
+  try {
+    for (const size of SIZES) {
+      store = openSqliteStore({ dataDir });
+      const have = await store.countEvents();
+      const subjects = subjectsFor(size);
+      dataset.useSubjects(subjects);
+      const toLoad = Math.max(0, size - have);
+      const t0 = performance.now();
+      const progress = createProgress({ label: `loading ${fmt(size)}`, total: toLoad, unit: 'events' });
+      for (let left = toLoad; left > 0; left -= BATCH) {
+        const n = Math.min(BATCH, left);
+        await store.importEvents(dataset.next(n));
+        progress.tick(n);
+      }
+      progress.done();
+      const loadSecs = (performance.now() - t0) / 1000;
+      const events = await store.countEvents();
+      await store.close();
+      store = null;
+
+      const dbFile = join(dataDir, 'tether.db');
+      const rawDir = join(tmp, `raw-${size}`);
+      mkdirSync(rawDir);
+      copyFileSync(dbFile, join(rawDir, 'tether.db'));
+      const dbMb = statSync(dbFile).size / 1e6;
+      const wl = workload(dataset, size);
+
+      const result: SizeResult = {
+        events,
+        subjects,
+        loadSecs,
+        dbMb,
+        tether: [],
+        raw: [],
+        rssMb: Number.NaN,
+        peakMb: Number.NaN,
+        startRssMb: Number.NaN,
+        heapUsedMb: Number.NaN,
+        heapTotalMb: Number.NaN,
+        externalMb: Number.NaN,
+        errors: [],
+      };
+      log(`starting memory server on ${fmt(events)} events`);
+      server = await startChildServer(dataDir, SERVER_NODE_ARGS);
+      result.startRssMb = server.memory().rss / MB;
+      const key = await mintAgentKey(server);
+      for (let round = 0; round < ROUNDS; round++) {
+        log(`  tether round ${round + 1}/${ROUNDS}`);
+        result.tether.push(await measureServer(server.url, key, dataset, wl, round, result.errors));
+      }
+      const mem = server.memory();
+      result.rssMb = mem.rss / MB;
+      result.peakMb = mem.peak / MB;
+      const heap = await heapFigures(server.url);
+      result.heapUsedMb = heap.used / MB;
+      result.heapTotalMb = heap.total / MB;
+      result.externalMb = heap.external / MB;
+      await server.stop();
+      server = null;
+
+      const raw = new RawSqlite(join(rawDir, 'tether.db'));
+      try {
+        for (let round = 0; round < ROUNDS; round++) {
+          log(`  raw sqlite round ${round + 1}/${ROUNDS}`);
+          result.raw.push(measureRaw(raw, wl, round));
+        }
+      } finally {
+        raw.close();
+        rmSync(rawDir, { recursive: true, force: true });
+      }
+      outputs.push(report(size, result));
+      const t = result.tether;
+      log(
+        `  ${fmt(size)}: recall p99 ${fmt(median(t.map((x) => x.recallP99)))} ms, search p99 ` +
+          `${fmt(median(t.map((x) => x.searchP99)))} ms, ${fmt(median(t.map((x) => x.remembers)))} remembers/s`,
+      );
+    }
+  } finally {
+    await server?.stop().catch(() => {});
+    await store?.close().catch(() => {});
+    cleanup();
+  }
+  const secs = (performance.now() - started) / 1000;
+  process.stdout.write(
+    `bench:memory — Tether memory server over HTTP vs raw better-sqlite3, same data, same run ` +
+      `(node ${process.version}, medians of ${ROUNDS} rounds; targets apply at 10^6 events)\n\n` +
+      `${outputs.join('\n\n')}\n\ntotal ${fmt(secs)} s\n`,
+  );
+}
+
+await main();
