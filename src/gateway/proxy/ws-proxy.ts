@@ -4,7 +4,7 @@
  * upgrade to the instance, relay its 101 and then pipe bytes both ways. The session counts the
  * connection in flight (activity) until both sides close. Created by gateway.ts for the `upgrade` event.
  */
-import { type IncomingMessage, request } from 'node:http';
+import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TetherError } from '../../common/errors.ts';
@@ -39,14 +39,20 @@ export function createUpgradeProxy(
     socket.once('close', release);
     socket.on('error', () => socket.destroy());
     (socket as Socket).setNoDelay?.(true);
-    const upstream = request({
-      host: inst.host,
-      port: inst.port,
-      method: req.method,
-      path: req.url,
-      headers: requestHeaders(req, true) as unknown as Record<string, string>,
-      agent: false,
-    });
+    let upstream: ClientRequest;
+    try {
+      upstream = request({
+        host: inst.host,
+        port: inst.port,
+        method: req.method,
+        path: req.url,
+        headers: requestHeaders(req, true) as unknown as Record<string, string>,
+        agent: false,
+      });
+    } catch {
+      sendSocketError(socket, new TetherError('invalid_request', 'the request cannot be forwarded as sent'));
+      return;
+    }
     upstream.once('upgrade', (ures, usocket, uhead) => {
       usocket.on('error', () => socket.destroy());
       socket.on('error', () => usocket.destroy());
