@@ -40,7 +40,8 @@ describe('warm pool', () => {
       assert.equal(i.state, 'paused');
       assert.equal(i.warm, true);
       assert.deepEqual(i.sessions, []);
-      assert.equal(procState(i.pid ?? 0), 'T', `warm pid ${i.pid} is stopped`);
+      // SIGSTOP takes effect when the kernel next schedules the process: poll, bounded.
+      await waitFor(`warm pid ${i.pid} stopped`, () => procState(i.pid ?? 0) === 'T', { timeoutMs: 3000 });
     }
     assert.deepEqual(await startsTotal(gw.adminUrl), { true: 3 });
     const warmPids = new Set(pool.map((i) => i.pid));
