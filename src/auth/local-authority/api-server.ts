@@ -1,0 +1,121 @@
+/**
+ * @module
+ * Serves the local identity authority as the few Kubernetes API endpoints the memory server reads
+ * (TokenReview create; get pod, sandbox, sandboxclaim), on loopback, behind a random bearer token, and
+ * writes a kubeconfig for it. Plain HTTP on 127.0.0.1 (the kubeconfig marks TLS checks skipped,
+ * which client-node 1.x needs for http). Anything else answers a Kubernetes `Status` 404/403.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../kube/types.ts';
+import type { LocalIdentityAuthority } from './authority.ts';
+
+const MAX_BODY = 64 * 1024;
+const GET_PATHS: [RegExp, 'pod' | 'sandbox' | 'claim'][] = [
+  [/^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/, 'pod'],
+  [/^\/apis\/agents\.x-k8s\.io\/v1beta1\/namespaces\/([^/]+)\/sandboxes\/([^/]+)$/, 'sandbox'],
+  [/^\/apis\/extensions\.agents\.x-k8s\.io\/v1beta1\/namespaces\/([^/]+)\/sandboxclaims\/([^/]+)$/, 'claim'],
+];
+
+/** A running authority API. */
+export interface AuthorityApiServer {
+  url: string;
+  /** Path of the kubeconfig the memory server is given. */
+  kubeconfigPath: string;
+  close(): Promise<void>;
+}
+
+function status(res: http.ServerResponse, code: number, reason: string, message: string): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+}
+
+function send(res: http.ServerResponse, obj: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(obj));
+}
+
+/**
+ * Starts the API on 127.0.0.1 and writes its kubeconfig to `kubeconfigPath` (mode 0600).
+ * @param port 0 picks a free port
+ */
+export async function startAuthorityApi(
+  authority: LocalIdentityAuthority,
+  options: { kubeconfigPath: string; port?: number },
+): Promise<AuthorityApiServer> {
+  const bearer = randomBytes(32).toString('hex');
+  const expected = Buffer.from(`Bearer ${bearer}`);
+  const server = http.createServer((req, res) => {
+    const given = Buffer.from(req.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      status(res, 401, 'Unauthorized', 'Unauthorized');
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (req.method === 'POST' && path === '/apis/authentication.k8s.io/v1/tokenreviews') {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => {
+        body += c;
+        if (body.length > MAX_BODY) req.destroy();
+      });
+      req.on('end', () => {
+        let review: { spec?: { token?: string; audiences?: string[] } };
+        try {
+          review = JSON.parse(body);
+        } catch {
+          status(res, 400, 'BadRequest', 'malformed TokenReview');
+          return;
+        }
+        const spec = review.spec ?? {};
+        authority.review(spec.token ?? '', spec.audiences ?? []).then(
+          (s) =>
+            send(res, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec, status: s }),
+          () => status(res, 500, 'InternalError', 'review failed'),
+        );
+      });
+      return;
+    }
+    if (req.method === 'GET') {
+      for (const [re, kind] of GET_PATHS) {
+        const m = re.exec(path);
+        if (!m) continue;
+        const [ns, name] = [decodeURIComponent(m[1] as string), decodeURIComponent(m[2] as string)];
+        const obj: KubeObject | null =
+          kind === 'pod'
+            ? authority.pod(ns, name)
+            : kind === 'sandbox'
+              ? authority.sandbox(ns, name)
+              : authority.claim(ns, name);
+        if (obj) send(res, obj);
+        else status(res, 404, 'NotFound', `${kind} "${name}" not found`);
+        return;
+      }
+    }
+    status(res, 403, 'Forbidden', 'the local authority serves identity lookups only');
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kubeconfig = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'tether-local', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'tether-memory', user: { token: bearer } }],
+    contexts: [{ name: 'tether-local', context: { cluster: 'tether-local', user: 'tether-memory' } }],
+    'current-context': 'tether-local',
+  };
+  writeFileSync(options.kubeconfigPath, stringify(kubeconfig), { mode: 0o600 });
+  return {
+    url,
+    kubeconfigPath: options.kubeconfigPath,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
