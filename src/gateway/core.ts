@@ -30,6 +30,8 @@ export interface GatewayCoreOptions {
   maxQueue?: number;
   /** Max time an instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /** The regular reconcile interval the caller runs (ms); earlier deadlines get their own timer. @default 200 */
+  tickMs?: number;
 }
 
 /** The wired core. */
@@ -52,14 +54,23 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
   for (const svc of services) svc.metrics = metrics.forService(svc.config.name);
   let stopped = false;
   let pokeTimer: NodeJS.Immediate | undefined;
+  let deadlineTimer: NodeJS.Timeout | undefined;
   const reconcile = () => {
     if (stopped) return;
+    let next = Number.POSITIVE_INFINITY;
     for (const svc of services) {
       try {
-        reconcileService(svc, { pool, table, clock: o.clock, drain: (x) => scheduler.drain(x) });
+        next = Math.min(next, reconcileService(svc, { pool, table, clock: o.clock, drain: (x) => scheduler.drain(x) }));
       } catch (err) {
         o.log.error({ service: svc.config.name, err: (err as Error).message }, 'reconcile failed');
       }
+    }
+    // Run again right at the next idle/expiry deadline when it comes before the regular tick.
+    if (deadlineTimer) clearTimeout(deadlineTimer);
+    deadlineTimer = undefined;
+    if (next < (o.tickMs ?? 200)) {
+      deadlineTimer = setTimeout(reconcile, Math.max(1, Math.ceil(next)));
+      deadlineTimer.unref();
     }
   };
   const poke = () => {
@@ -100,6 +111,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     stop() {
       stopped = true;
       if (pokeTimer) clearImmediate(pokeTimer);
+      if (deadlineTimer) clearTimeout(deadlineTimer);
       for (const svc of services) scheduler.rejectAll(svc);
     },
   };

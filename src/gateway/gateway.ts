@@ -94,6 +94,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     queueTimeoutMs: options.queueTimeoutMs ?? 30_000,
     maxQueue: options.maxQueue,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    tickMs: options.reconcileIntervalMs ?? 200,
   });
   const { services, scheduler, metrics, reconcile } = core;
   const router = new Router(services);

@@ -2,9 +2,9 @@
  * @module
  * Places sessions on instances. A known session goes to its instance (resumed if paused). A new one
  * takes, in order: a paused warm-pool instance, a free slot (`target` sessions per instance), a new
- * instance (up to `max-scale`); else it waits in a FIFO queue until a slot frees or the queue timeout
+ * instance (claims and new instances both within `max-scale`); else it waits in a FIFO queue until a slot frees or the queue timeout
  * (503 + Retry-After). Placement is synchronous, so concurrent requests never share a slot.
- * Called by the proxy; `drain` is called whenever an instance goes away.
+ * Called by the proxy; `drain` runs when an instance goes away and on every reconcile pass.
  */
 import type { Clock } from '../common/clock.ts';
 import { TetherError, unavailable } from '../common/errors.ts';
