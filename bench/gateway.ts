@@ -126,20 +126,22 @@ function firstByte(url: string, headers: Record<string, string>): Promise<{ ms: 
   });
 }
 
-async function adminJson<T>(gw: Gateway, path: string): Promise<T> {
-  const u = new URL(path, gw.adminUrl);
+/** GETs `path` from `base` (fresh connection) and parses JSON. */
+async function getJson<T>(base: string, path: string, headers: Record<string, string> = {}): Promise<T> {
+  const u = new URL(path, base);
+  assertLoopback(base);
   return new Promise((ok, fail) => {
-    request({ host: u.hostname, port: u.port, path: u.pathname, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c) => {
-        body += c;
-      });
-      res.on('end', () => ok(JSON.parse(body) as T));
+    request({ host: u.hostname, port: u.port, path: u.pathname, agent: false, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => ok(JSON.parse(Buffer.concat(chunks).toString()) as T));
     })
       .on('error', fail)
       .end();
   });
 }
+
+const instances = (gw: Gateway) => getJson<Inst[]>(gw.adminUrl, '/_tether/instances');
 
 type Inst = { service: string; state: string; warm: boolean; sessions: string[] };
 
@@ -274,18 +276,7 @@ async function main(): Promise<void> {
 
     // One session, one backend instance; direct and nginx hit that same instance.
     const gwHeaders = { Host: 'bench.default.example.com', Cookie: 's=bench' };
-    const info = await new Promise<{ env: { PORT: string } }>((ok, fail) => {
-      const u = new URL(gw.publicUrl);
-      request({ host: u.hostname, port: u.port, path: '/env', headers: gwHeaders, agent: false }, (res) => {
-        let b = '';
-        res.on('data', (c) => {
-          b += c;
-        });
-        res.on('end', () => ok(JSON.parse(b)));
-      })
-        .on('error', fail)
-        .end();
-    });
+    const info = await getJson<{ env: { PORT: string } }>(gw.publicUrl, '/env', gwHeaders);
     const direct = `http://127.0.0.1:${info.env.PORT}/`;
     const through = `${gw.publicUrl}/`;
     const targets: Array<[string, string]> = [
@@ -348,16 +339,14 @@ async function main(): Promise<void> {
 
     // New session from the warm pool: wait for a full pool before each claim.
     const warmTimes: number[] = [];
-    const warmPids: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       await until('warm pool full', async () => {
-        const list = (await adminJson<Inst[]>(gw, '/_tether/instances')).filter((x) => x.service === 'warm');
+        const list = (await instances(gw)).filter((x) => x.service === 'warm');
         return list.length === 3 && list.every((x) => x.warm && x.state === 'paused');
       });
       const r = await firstByte(through, { host: 'warm.default.example.com', cookie: `s=w${i}` });
       if (r.status !== 200) throw new Error(`warm claim answered ${r.status}`);
       warmTimes.push(r.ms);
-      warmPids.push(r.pid);
     }
 
     // Resume from pause: one session, wait until paused, then one request.
@@ -365,7 +354,7 @@ async function main(): Promise<void> {
     const first = await firstByte(through, { host: 'pause.default.example.com', cookie: 's=p' });
     for (let i = 0; i < SAMPLES; i++) {
       await until('paused', async () =>
-        (await adminJson<Inst[]>(gw, '/_tether/instances')).some((x) => x.service === 'pause' && x.state === 'paused'),
+        (await instances(gw)).some((x) => x.service === 'pause' && x.state === 'paused'),
       );
       const r = await firstByte(through, { host: 'pause.default.example.com', cookie: 's=p' });
       if (r.pid !== first.pid) throw new Error('resume served by another process');
@@ -375,9 +364,7 @@ async function main(): Promise<void> {
     // Cold start: no warm pool, wait for scale to zero before each new session.
     const coldTimes: number[] = [];
     for (let i = 0; i < Math.min(SAMPLES, 15); i++) {
-      await until('scaled to zero', async () =>
-        (await adminJson<Inst[]>(gw, '/_tether/instances')).every((x) => x.service !== 'cold'),
-      );
+      await until('scaled to zero', async () => (await instances(gw)).every((x) => x.service !== 'cold'));
       coldTimes.push((await firstByte(through, { host: 'cold.default.example.com', cookie: `s=c${i}` })).ms);
     }
     for (const a of [warmTimes, resumeTimes, coldTimes]) a.sort((x, y) => x - y);
