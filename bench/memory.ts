@@ -17,7 +17,7 @@
  *   BENCH_SERVER_NODE_ARGS=...   extra node flags for the server child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createProgress } from '../src/cli/progress.ts';
@@ -375,6 +375,7 @@ function report(size: number, r: SizeResult): string {
 async function main(): Promise<void> {
   if (SIZES.length === 0) throw new Error('BENCH_SIZES names no size');
   const started = performance.now();
+  const loadBefore = loadavg()[0] ?? Number.NaN;
   const tmp = mkdtempSync(join(tmpdir(), 'tether-bench-memory-'));
   const dataDir = join(tmp, 'data');
   let server: ChildServer | null = null;
@@ -478,7 +479,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `bench:memory — Tether memory server over HTTP vs raw better-sqlite3, same data, same run ` +
       `(node ${process.version}, medians of ${ROUNDS} rounds; targets apply at 10^6 events)\n\n` +
-      `${outputs.join('\n\n')}\n\ntotal ${fmt(secs)} s\n`,
+      `${outputs.join('\n\n')}\n\ntotal ${fmt(secs)} s; 1-min load average before the run ${fmt(loadBefore)} ` +
+      `(2 cores; well above 0 means other work shared the CPU and the latency tails are noisier)\n`,
   );
 }
 
