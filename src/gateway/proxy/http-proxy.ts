@@ -79,7 +79,6 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       release();
       return;
     }
-    upstream.setNoDelay(true);
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
       release();
