@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { registerExportCommands } from './export-command.ts';
 import { registerGatewayCommand } from './gateway-command.ts';
 import { registerMemoryCommand } from './memory-command.ts';
+import { registerUpCommand } from './up-command.ts';
 
 const program = new Command('tether')
   .description('Memory and sessions that outlive the sandbox')
@@ -15,6 +16,7 @@ const program = new Command('tether')
 
 registerMemoryCommand(program);
 registerGatewayCommand(program);
+registerUpCommand(program);
 registerExportCommands(program);
 
 try {

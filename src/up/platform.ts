@@ -1,0 +1,144 @@
+/**
+ * @module
+ * `tether up`: the whole platform on one machine with no Kubernetes. Starts the local identity
+ * authority (Kubernetes identity endpoints for the gateway's own instances), the memory server with
+ * workload identity pointed at it, and the session gateway whose instances get workload tokens — so
+ * an agent in a local instance exchanges its token exactly as it would in a cluster sandbox.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AuthorityApiServer, startAuthorityApi } from '../auth/local-authority/api-server.ts';
+import { LocalIdentityAuthority } from '../auth/local-authority/authority.ts';
+import { kubernetesPlugins } from '../cli/kubernetes-option.ts';
+import { type Clock, systemClock } from '../common/clock.ts';
+import type { Logger } from '../common/log.ts';
+import { type Gateway, startGateway } from '../gateway/gateway.ts';
+import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
+import { LocalRuntime } from '../runtime/local/local-runtime.ts';
+import { type RunningMemoryServer, startMemoryServer } from '../server/standalone.ts';
+import { MemorySessionStore } from '../sessions/memory-store.ts';
+import type { PredicateDef } from '../store/store.ts';
+import { withWorkloadIdentity } from './identity-runtime.ts';
+import { withClaims } from './identity-sessions.ts';
+
+/** Options for `startLocalPlatform`. */
+export interface LocalPlatformOptions {
+  /** Folder for everything: memory/ (SQLite, admin.key), authority/ (kubeconfig), instances/ (tokens). */
+  dataDir: string;
+  /** Knative Service manifests: files or folders. */
+  services: readonly string[];
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Memory server port. @default 8080 */
+  memoryPort?: number;
+  /** Gateway public port. @default 8081 */
+  gatewayPort?: number;
+  /** Gateway admin port. @default 8082 */
+  adminPort?: number;
+  /** @default 'example.com' */
+  domain?: string;
+  defaultRegistry: readonly PredicateDef[];
+  /** Bootstrap admin key text (`TETHER_ADMIN_KEY`). */
+  adminKey?: string;
+  /** Workload-token audience. @default 'tether' */
+  audience?: string;
+  /** Life of an exchanged key. @default '15m' */
+  keyTtl?: string;
+  /** Passed to the gateway (tests use short ones). */
+  queueTimeoutMs?: number;
+  graceMs?: number;
+  log: Logger;
+  clock?: Clock;
+}
+
+/** The running platform. */
+export interface LocalPlatform {
+  memory: RunningMemoryServer;
+  gateway: Gateway;
+  authority: AuthorityApiServer;
+  /** Stops the gateway (and every instance), then the memory server and the authority. Safe twice. */
+  close(): Promise<void>;
+}
+
+/** Starts memory server, identity authority and gateway. */
+export async function startLocalPlatform(o: LocalPlatformOptions): Promise<LocalPlatform> {
+  const clock = o.clock ?? systemClock;
+  const audience = o.audience ?? 'tether';
+  const log = o.log;
+  const services = (await Promise.all(o.services.map((p) => loadServices(p)))).flat();
+  checkUnique(services);
+  const namespaces = new Map(services.map((s) => [s.name, s.namespace]));
+  const namespaceOf = (service: string) => namespaces.get(service) ?? 'default';
+
+  mkdirSync(join(o.dataDir, 'authority'), { recursive: true, mode: 0o700 });
+  const authority = await LocalIdentityAuthority.create({ clock });
+  const api = await startAuthorityApi(authority, { kubeconfigPath: join(o.dataDir, 'authority', 'kubeconfig') });
+
+  let memory: RunningMemoryServer | undefined;
+  try {
+    memory = await startMemoryServer({
+      host: o.host ?? '127.0.0.1',
+      port: o.memoryPort ?? 8080,
+      dataDir: join(o.dataDir, 'memory'),
+      defaultRegistry: o.defaultRegistry,
+      log: log.child({ component: 'memory' }),
+      adminKey: o.adminKey,
+      clock,
+      plugins: kubernetesPlugins(
+        {
+          host: '',
+          port: '',
+          data: '',
+          registry: '',
+          keyCacheTtl: '30s',
+          kubernetes: true,
+          kubeconfig: api.kubeconfigPath,
+          audience,
+          kubernetesKeyTtl: o.keyTtl ?? '15m',
+          kubernetesTimeout: '2s',
+        },
+        log,
+      ),
+    });
+    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs }), {
+      authority,
+      namespaceOf,
+      tokenDir: join(o.dataDir, 'instances'),
+      memoryUrl: memory.url,
+      audience,
+      log,
+    });
+    const gateway = await startGateway({
+      services,
+      port: o.gatewayPort ?? 8081,
+      host: o.host ?? '127.0.0.1',
+      adminPort: o.adminPort ?? 8082,
+      domain: o.domain,
+      queueTimeoutMs: o.queueTimeoutMs,
+      graceMs: o.graceMs,
+      runtime,
+      sessionStore: withClaims(new MemorySessionStore(), authority, namespaceOf),
+      log,
+      clock,
+    });
+    const mem = memory;
+    let closing: Promise<void> | undefined;
+    return {
+      memory: mem,
+      gateway,
+      authority: api,
+      close() {
+        closing ??= (async () => {
+          await gateway.close();
+          await mem.close();
+          await api.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await memory?.close();
+    await api.close();
+    throw err;
+  }
+}
