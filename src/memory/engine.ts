@@ -1,17 +1,18 @@
 /**
  * @module
- * The memory engine's write side: remember (one or a batch, validated whole before any write) and
- * forget. Appends events; never updates in place. Reads live in `recall.ts`. Knows nothing of HTTP;
- * callers pass an already authorised namespace and actor.
+ * The memory engine's write side: remember (one or a batch, validated whole before any write),
+ * forget, import, and keeping beliefs right after a registry change. Validates here, then hands the
+ * writes to the batching writer. Reads live in `recall.ts`. Knows nothing of HTTP; callers pass an
+ * already authorised namespace and actor.
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
-import { newEventId } from '../common/ids.ts';
-import { KeyedMutex } from '../common/keyed-mutex.ts';
-import type { Actor, PredicateDef, Store, StoredEvent } from '../store/store.ts';
+import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { foldFact } from './fold.ts';
+import { tenantOf } from './recall.ts';
 import type { RegistryBook } from './registry-book.ts';
 import { MAX_TEXT, normalizeSubject, typedValue } from './values.ts';
+import { MemoryWriter, type PendingAssertion } from './writer.ts';
 
 /** How far ahead of the server clock `observed_at` may be. */
 export const MAX_FUTURE_MS = 60_000;
@@ -52,23 +53,19 @@ export interface MemoryEngineOptions {
   clock: Clock;
 }
 
-interface Prepared {
-  def: PredicateDef;
-  event: StoredEvent;
-}
-
 /** Write operations on memory. */
 export class MemoryEngine {
   readonly #store: Store;
   readonly #registries: RegistryBook;
   readonly #clock: Clock;
-  // One writer per namespace at a time: remember's read-decide-append must not interleave.
-  readonly #mutex = new KeyedMutex();
+  readonly #writer: MemoryWriter;
 
   constructor(options: MemoryEngineOptions) {
     this.#store = options.store;
     this.#registries = options.registries;
     this.#clock = options.clock;
+    this.#writer = new MemoryWriter(options.store, options.clock);
+    this.#registries.onReplace((tenant, before, after) => this.registryChanged(tenant, before, after));
   }
 
   /**
@@ -77,10 +74,10 @@ export class MemoryEngine {
    * @throws {TetherError} 400 naming the field of the first bad statement.
    */
   async remember(ctx: WriteContext, statements: Statement[], fieldPrefix = ''): Promise<RememberResult[]> {
-    const tenant = ctx.namespace.slice(0, ctx.namespace.indexOf(':'));
+    const tenant = tenantOf(ctx.namespace);
     const registry = await this.#registries.current(tenant);
     const now = this.#clock.now();
-    const prepared: Prepared[] = statements.map((s, i) => {
+    const items: PendingAssertion[] = statements.map((s, i) => {
       const at = (name: string) => (fieldPrefix ? `${fieldPrefix}[${i}].${name}` : name);
       const def = registry.resolve(s.predicate, at('predicate'));
       const subject = normalizeSubject(s.subject, at('subject'));
@@ -92,49 +89,33 @@ export class MemoryEngine {
       if (s.evidence && s.evidence.length > MAX_TEXT) {
         throw invalidRequest(at('evidence'), `must be at most ${MAX_TEXT} characters`);
       }
-      const event: StoredEvent = {
-        id: '',
-        namespace: ctx.namespace,
-        tenant,
-        subject,
-        predicate: def.name,
-        value: typed.value,
-        valueKey: typed.valueKey,
-        retraction: false,
-        kind: s.kind ?? null,
-        confidence: s.confidence ?? 1,
-        source: s.source ?? null,
-        evidence: s.evidence ?? null,
-        observedAt,
-        recordedAt: now,
-        actor: ctx.actor,
+      return {
+        def,
+        event: {
+          namespace: ctx.namespace,
+          tenant,
+          subject,
+          predicate: def.name,
+          value: typed.value,
+          valueKey: typed.valueKey,
+          retraction: false,
+          kind: s.kind ?? null,
+          confidence: s.confidence ?? 1,
+          source: s.source ?? null,
+          evidence: s.evidence ?? null,
+          observedAt,
+          recordedAt: now,
+          actor: ctx.actor,
+        },
       };
-      return { def, event };
     });
-
-    return this.#mutex.run(ctx.namespace, async () => {
-      const groups = await this.#loadGroups(
-        ctx.namespace,
-        prepared.map((p) => p.event),
-      );
-      const toAppend: StoredEvent[] = [];
-      const results = prepared.map(({ def, event }): RememberResult => {
-        const log = groups.get(groupKey(event)) as StoredEvent[];
-        const before = foldFact(log, def.cardinality);
-        if (before.some((b) => b.event.valueKey === event.valueKey)) {
-          return { stored: false, alreadyKnown: true, superseded: [], event: null };
-        }
-        const stored = { ...event, id: newEventId(this.#clock.now()) };
-        log.push(stored);
-        toAppend.push(stored);
-        const after = foldFact(log, def.cardinality);
-        const superseded =
-          def.cardinality === 'single' && after[0]?.event === stored ? before.map((b) => b.event.value) : [];
-        return { stored: true, alreadyKnown: false, superseded, event: stored };
-      });
-      if (toAppend.length > 0) await this.#store.appendEvents(toAppend);
-      return results;
-    });
+    const outcomes = await this.#writer.assert(items);
+    return outcomes.map((o) => ({
+      stored: o.event !== null,
+      alreadyKnown: o.alreadyKnown,
+      superseded: o.superseded,
+      event: o.event,
+    }));
   }
 
   /**
@@ -145,53 +126,69 @@ export class MemoryEngine {
     ctx: WriteContext,
     target: { subject: string; predicate: string; value?: unknown },
   ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
-    const tenant = ctx.namespace.slice(0, ctx.namespace.indexOf(':'));
-    const registry = await this.#registries.current(tenant);
+    const registry = await this.#registries.current(tenantOf(ctx.namespace));
     const def = registry.resolve(target.predicate, 'predicate');
     const subject = normalizeSubject(target.subject);
     const typed = target.value === undefined ? null : typedValue(def, target.value, 'value');
-    return this.#mutex.run(ctx.namespace, async () => {
-      const log = await this.#store.groupEvents(ctx.namespace, [{ subject, predicate: def.name }]);
-      const held = foldFact(log, def.cardinality);
-      const hit = typed ? held.filter((b) => b.event.valueKey === typed.valueKey) : held;
-      if (hit.length === 0) return { withdrawn: 0, event: null };
-      const now = this.#clock.now();
-      // A retraction must sort after what it retracts, even a value observed slightly in the future.
-      const observedAt = Math.max(now, ...hit.map((b) => b.event.observedAt));
-      const event: StoredEvent = {
-        id: newEventId(now),
-        namespace: ctx.namespace,
-        tenant,
-        subject,
-        predicate: def.name,
-        value: typed ? typed.value : null,
-        valueKey: typed ? typed.valueKey : null,
-        retraction: true,
-        kind: null,
-        confidence: 1,
-        source: null,
-        evidence: null,
-        observedAt,
-        recordedAt: now,
-        actor: ctx.actor,
-      };
-      await this.#store.appendEvents([event]);
-      return { withdrawn: hit.length, event };
+    return this.#writer.retract(ctx.namespace, ctx.actor, {
+      def,
+      subject,
+      value: typed?.value ?? null,
+      valueKey: typed?.valueKey ?? null,
     });
   }
 
-  async #loadGroups(namespace: string, events: StoredEvent[]): Promise<Map<string, StoredEvent[]>> {
-    const wanted = new Map<string, { subject: string; predicate: string }>();
-    for (const e of events) wanted.set(groupKey(e), { subject: e.subject, predicate: e.predicate });
-    const groups = new Map<string, StoredEvent[]>();
-    for (const k of wanted.keys()) groups.set(k, []);
-    for (const e of await this.#store.groupEvents(namespace, [...wanted.values()])) {
-      groups.get(groupKey(e))?.push(e);
-    }
-    return groups;
+  /**
+   * Imports events keeping their ids, then recomputes the beliefs of every fact they touch.
+   * @returns how many were inserted (ids already present are skipped)
+   */
+  async importEvents(events: StoredEvent[]): Promise<number> {
+    let inserted = 0;
+    await this.#writer.exclusive(async () => {
+      inserted = await this.#store.importEvents(events);
+      const facts = new Map<string, { namespace: string; subject: string; predicate: string }>();
+      for (const e of events) facts.set(`${e.namespace}\u0000${e.subject}\u0000${e.predicate}`, e);
+      await this.#rebuild([...facts.values()]);
+    });
+    return inserted;
   }
-}
 
-function groupKey(e: { subject: string; predicate: string }): string {
-  return `${e.subject}\u0000${e.predicate}`;
+  /**
+   * After a registry change: recomputes the beliefs of every fact whose predicate changed cardinality.
+   * @param before the predicates in force until now
+   */
+  async registryChanged(
+    tenant: string,
+    before: readonly PredicateDef[],
+    after: readonly PredicateDef[],
+  ): Promise<void> {
+    const old = new Map(before.map((d) => [d.name, d.cardinality]));
+    const changed = after.filter((d) => old.has(d.name) && old.get(d.name) !== d.cardinality).map((d) => d.name);
+    if (changed.length === 0) return;
+    await this.#writer.exclusive(async () => {
+      for (const predicate of changed) {
+        const keys = await this.#store.factKeys(tenant, predicate);
+        await this.#rebuild(keys.map((k) => ({ ...k, predicate })));
+      }
+    });
+  }
+
+  /** Folds each fact's whole log with the rule in force now and stores the result as its beliefs. */
+  async #rebuild(facts: { namespace: string; subject: string; predicate: string }[]): Promise<void> {
+    const CHUNK = 500;
+    for (let i = 0; i < facts.length; i += CHUNK) {
+      const changes: BeliefChange[] = [];
+      for (const f of facts.slice(i, i + CHUNK)) {
+        const registry = await this.#registries.current(tenantOf(f.namespace));
+        const cardinality =
+          registry.find(f.predicate)?.cardinality ??
+          (await this.#registries.defEver(tenantOf(f.namespace), f.predicate))?.cardinality ??
+          'multi';
+        const log = await this.#store.groupEvents(f.namespace, [{ subject: f.subject, predicate: f.predicate }]);
+        const current = foldFact(log, cardinality).map((b) => ({ eventId: b.event.id, replaced: b.replaced }));
+        changes.push({ namespace: f.namespace, subject: f.subject, predicate: f.predicate, current });
+      }
+      await this.#store.replaceBeliefs(changes);
+    }
+  }
 }

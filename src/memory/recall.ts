@@ -6,11 +6,12 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
+import { words } from '../common/words.ts';
 import type { PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { type Belief, compareEvents, foldFact, groupByFact } from './fold.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
-import { eventMatches, words } from './text-match.ts';
+import { eventMatches } from './text-match.ts';
 import { normalizeSubject } from './values.ts';
 
 /** What to recall. */
@@ -42,51 +43,73 @@ export class MemoryReader {
     this.#clock = options.clock;
   }
 
-  /** Current beliefs (or as of `asOf`) matching the query, best first for searches. */
+  /**
+   * Current beliefs (or as of `asOf`) matching the query. Searches answer newest first.
+   * Without `asOf` the store's "now" projection answers (no folding); with it the log is folded.
+   */
   async recall(query: RecallQuery): Promise<Belief[]> {
     const tenant = tenantOf(query.namespace);
     const registry = await this.#registries.at(tenant, query.asOf ?? this.#clock.now());
     const subject = query.subject === undefined ? undefined : normalizeSubject(query.subject);
     const predicate =
       query.predicate === undefined ? undefined : (await this.#readDef(tenant, registry, query.predicate)).name;
+    const terms = query.q === undefined ? null : searchTerms(query.q);
+    const filters = {
+      namespace: query.namespace,
+      subject,
+      predicate,
+      kind: query.kind,
+      minConfidence: query.minConfidence,
+      limit: query.limit,
+    };
+    if (query.asOf === undefined) {
+      return terms ? this.#store.searchBeliefs({ ...filters, terms }) : this.#store.currentBeliefs(filters);
+    }
+    return this.#recallAsOf(query, registry, filters, terms);
+  }
 
+  /** The slow path: fold the facts' logs up to `asOf` with the rule of that time. */
+  async #recallAsOf(
+    query: RecallQuery,
+    registry: Registry,
+    f: { namespace: string; subject?: string; predicate?: string },
+    terms: string[] | null,
+  ): Promise<Belief[]> {
+    const tenant = tenantOf(query.namespace);
     let groups: Map<string, StoredEvent[]>;
-    let terms: string[] | null = null;
-    // rank of each fact: the position of its best hit
-    const rank = new Map<string, number>();
-    if (query.q !== undefined) {
-      terms = searchTerms(query.q);
-      const hits = await this.#store.searchEvents(query.namespace, terms, Math.max(200, query.limit * 20));
+    if (terms) {
+      const hits = await this.#store.searchEvents(query.namespace, terms, Math.max(500, query.limit * 20));
       const keys = new Map<string, { subject: string; predicate: string }>();
       for (const h of hits) {
-        if (subject !== undefined && h.subject !== subject) continue;
-        if (predicate !== undefined && h.predicate !== predicate) continue;
-        const k = `${h.subject}\u0000${h.predicate}`;
-        if (!rank.has(k)) rank.set(k, rank.size);
-        keys.set(k, { subject: h.subject, predicate: h.predicate });
+        if (f.subject !== undefined && h.subject !== f.subject) continue;
+        if (f.predicate !== undefined && h.predicate !== f.predicate) continue;
+        keys.set(`${h.subject}\u0000${h.predicate}`, { subject: h.subject, predicate: h.predicate });
       }
       groups = groupByFact(await this.#store.groupEvents(query.namespace, [...keys.values()]));
     } else {
-      const maxGroups = subject !== undefined && predicate !== undefined ? 1 : query.limit;
-      groups = groupByFact(await this.#store.factEvents({ namespace: query.namespace, subject, predicate, maxGroups }));
+      const maxGroups = f.subject !== undefined && f.predicate !== undefined ? 1 : query.limit;
+      groups = groupByFact(
+        await this.#store.factEvents({
+          namespace: query.namespace,
+          subject: f.subject,
+          predicate: f.predicate,
+          maxGroups,
+        }),
+      );
     }
-
     const out: Belief[] = [];
     for (const log of groups.values()) {
       const first = log[0] as StoredEvent;
-      const def = registry.find(first.predicate) ?? (await this.#anyDef(tenant, first.predicate));
+      const def = registry.find(first.predicate) ?? (await this.#registries.defEver(tenant, first.predicate));
       for (const b of foldFact(log, def?.cardinality ?? 'multi', query.asOf)) {
-        // a search answers with what is believed: a hit on a superseded or retracted value is dropped
+        // a search answers with what was believed: a hit on a superseded or retracted value is dropped
         if (terms && !eventMatches(b.event, terms)) continue;
         if (query.minConfidence !== undefined && b.event.confidence < query.minConfidence) continue;
         if (query.kind !== undefined && b.event.kind !== query.kind) continue;
         out.push(b);
       }
     }
-    if (terms) {
-      const at = (b: Belief) => rank.get(`${b.event.subject}\u0000${b.event.predicate}`) ?? 0;
-      out.sort((a, b) => at(a) - at(b));
-    }
+    if (terms) out.sort((a, b) => (a.event.id < b.event.id ? 1 : a.event.id > b.event.id ? -1 : 0));
     return out.slice(0, query.limit);
   }
 
@@ -102,17 +125,8 @@ export class MemoryReader {
 
   /** A predicate as named by a read: current registry first, then any older version (it may have been removed). */
   async #readDef(tenant: string, registry: Registry, name: string): Promise<PredicateDef> {
-    const found = registry.find(name) ?? (await this.#anyDef(tenant, name));
+    const found = registry.find(name) ?? (await this.#registries.defEver(tenant, name));
     return found ?? registry.resolve(name, 'predicate');
-  }
-
-  /** A predicate missing from the version in force: the earliest rule it ever had (it was added later). */
-  async #anyDef(tenant: string, name: string): Promise<PredicateDef | undefined> {
-    for (const registry of await this.#registries.all(tenant)) {
-      const d = registry.find(name);
-      if (d) return d;
-    }
-    return undefined;
   }
 }
 

@@ -17,6 +17,11 @@ export class RegistryBook {
   readonly #defaults: readonly PredicateDef[];
   readonly #cache = new Map<string, { versions: RegistryVersion[]; registries: Registry[] }>();
   readonly #mutex = new KeyedMutex();
+  readonly #listeners: ((
+    tenant: string,
+    before: readonly PredicateDef[],
+    after: readonly PredicateDef[],
+  ) => Promise<void>)[] = [];
 
   constructor(store: Store, clock: Clock, defaults: readonly PredicateDef[]) {
     this.#store = store;
@@ -66,6 +71,25 @@ export class RegistryBook {
   }
 
   /**
+   * The earliest rule a predicate ever had (for events of a predicate missing from the version in
+   * force: it was added later or removed since); undefined when no version ever had it.
+   */
+  async defEver(tenant: string, name: string): Promise<PredicateDef | undefined> {
+    for (const registry of await this.all(tenant)) {
+      const d = registry.find(name);
+      if (d) return d;
+    }
+    return undefined;
+  }
+
+  /** Calls `listener` (and waits for it) after every replacement, e.g. to recompute beliefs. */
+  onReplace(
+    listener: (tenant: string, before: readonly PredicateDef[], after: readonly PredicateDef[]) => Promise<void>,
+  ): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
    * Replaces the tenant's predicate set from now on.
    * @throws {TetherError} 400 for an invalid set or a changed value type.
    */
@@ -84,6 +108,7 @@ export class RegistryBook {
       await this.#store.appendRegistryVersion(version);
       entry.versions.push(version);
       entry.registries.push(new Registry(predicates));
+      for (const listener of this.#listeners) await listener(tenant, last.predicates, predicates);
       return version;
     });
   }

@@ -4,18 +4,8 @@
  * the engine can tell whether a folded belief — not just some older event of its fact — matches a
  * search. Pure.
  */
+import { words } from '../common/words.ts';
 import type { StoredEvent } from '../store/store.ts';
-
-/** Lower-cased words with diacritics removed (`Café au lait` -> `cafe`, `au`, `lait`). */
-export function words(text: string): string[] {
-  return (
-    text
-      .normalize('NFKD')
-      .replace(/\p{M}+/gu, '')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}]+/gu) ?? []
-  );
-}
 
 /** Whether every term occurs as a word of the event's subject, predicate, value or evidence. */
 export function eventMatches(event: StoredEvent, terms: readonly string[]): boolean {

@@ -93,6 +93,44 @@ export interface FactQuery {
   maxGroups: number;
 }
 
+/** A value a newer value of a single predicate replaced. */
+export interface Replaced {
+  value: unknown;
+  /** Epoch ms. */
+  observedAt: number;
+}
+
+/** A value believed now: the assertion holding it and what it replaced (most recent first). */
+export interface CurrentBelief {
+  event: StoredEvent;
+  replaced: Replaced[];
+}
+
+/** The beliefs of one (subject, predicate) after a write: replaces whatever the store held for it. */
+export interface BeliefChange {
+  namespace: string;
+  subject: string;
+  predicate: string;
+  current: { eventId: string; replaced: Replaced[] }[];
+}
+
+/** Which current beliefs to read. */
+export interface BeliefQuery {
+  namespace: string;
+  subject?: string;
+  predicate?: string;
+  kind?: string;
+  minConfidence?: number;
+  limit: number;
+}
+
+/** What a writer needs to know of one fact before appending to it. */
+export interface FactHead {
+  beliefs: CurrentBelief[];
+  /** The latest observed_at of any event of the fact (assertion or retraction); null when it has none. */
+  lastObservedAt: number | null;
+}
+
 /** A text-search hit. */
 export interface SearchHit {
   eventId: string;
@@ -114,8 +152,21 @@ export interface ExportQuery {
 export interface Store {
   /** Driver name, e.g. `sqlite`. */
   readonly kind: string;
-  /** Appends events atomically: all or none. */
-  appendEvents(events: StoredEvent[]): Promise<void>;
+  /**
+   * Appends events and applies belief changes in one transaction: all or none.
+   * @param changes the new current beliefs of each fact the events touch (the "now" projection)
+   */
+  appendEvents(events: StoredEvent[], changes?: BeliefChange[]): Promise<void>;
+  /** Replaces the current beliefs of facts (after an import or a registry change). */
+  replaceBeliefs(changes: BeliefChange[]): Promise<void>;
+  /** Current beliefs matching `query`, in subject, predicate, observed_at order. */
+  currentBeliefs(query: BeliefQuery): Promise<CurrentBelief[]>;
+  /** Current beliefs whose assertion matches every term, newest first. */
+  searchBeliefs(query: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]>;
+  /** Current beliefs and latest event time of one fact. */
+  factHead(namespace: string, subject: string, predicate: string): Promise<FactHead>;
+  /** Every (namespace, subject) of a tenant that has events of `predicate`. */
+  factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]>;
   /** Inserts events keeping their ids; an id already present is skipped. Returns how many were inserted. */
   importEvents(events: StoredEvent[]): Promise<number>;
   /** All events of the groups matching `query`, grouped, each group in insertion order. */
@@ -123,9 +174,9 @@ export interface Store {
   /** All events of the given groups of one namespace. */
   groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]>;
   /**
-   * Full-text search over subject, predicate, value and evidence within one namespace.
-   * @param terms words that must all match (already split; drivers quote them)
-   * @returns hits, best first
+   * Full-text search over the events (any value, held or not) of one namespace.
+   * @param terms words (from `common/words.ts`) that must all match
+   * @returns hits, newest first
    */
   searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]>;
   /** Events in id order for export. */

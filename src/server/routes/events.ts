@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { parseNamespace, reachesTenant, requireAdmin, resolveNamespace } from '../../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
+import type { MemoryEngine } from '../../memory/engine.ts';
 import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
 import { eventLine, exportQuery, namespaceParams } from '../schemas/events.ts';
 import { parseWith } from '../validate.ts';
@@ -25,7 +26,10 @@ async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): As
   }
 }
 
-export async function eventRoutes(app: FastifyInstance, opts: { store: Store; onPurge?: (ns: string) => void }) {
+export async function eventRoutes(
+  app: FastifyInstance,
+  opts: { store: Store; engine: MemoryEngine; onPurge?: (ns: string) => void },
+) {
   const { store } = opts;
 
   app.addContentTypeParser(['application/x-ndjson', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => {
@@ -87,7 +91,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { store: Store; on
         actor: { tenant, agent: line.actor.agent, session: line.actor.session, keyId: line.actor.key_id },
       });
     }
-    const imported = await store.importEvents(events);
+    const imported = await opts.engine.importEvents(events);
     return { imported, skipped: events.length - imported };
   });
 

@@ -20,18 +20,31 @@ CREATE TABLE IF NOT EXISTS events (
   actor_session TEXT,
   actor_key_id TEXT
 );
-CREATE INDEX IF NOT EXISTS events_fact ON events (namespace, subject, predicate);
-CREATE INDEX IF NOT EXISTS events_predicate ON events (namespace, predicate);
+-- observed_at last: the latest event time of a fact is one seek.
+CREATE INDEX IF NOT EXISTS events_fact ON events (namespace, subject, predicate, observed_at);
 CREATE INDEX IF NOT EXISTS events_tenant_id ON events (tenant, id);
 
 -- Contentless FTS index (no second copy of the text); rows are deleted by rowid = events.seq.
--- ns holds one opaque token per namespace so a search never leaves its namespace.
+-- Every token carries a 10-hex prefix of its namespace, so a search touches only its namespace's
+-- postings (a namespace column would make every query scan the whole namespace).
 CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5 (
-  ns, body,
+  body,
   content = '',
   contentless_delete = 1,
-  tokenize = 'unicode61 remove_diacritics 2'
+  tokenize = 'unicode61 remove_diacritics 0'
 );
+
+-- What is believed now: one row per current value, kept by the writer in the same transaction as
+-- the events. Reads without as_of use it and never fold; as_of reads fold the event log.
+CREATE TABLE IF NOT EXISTS beliefs (
+  event_id TEXT PRIMARY KEY,
+  namespace TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  predicate TEXT NOT NULL,
+  replaced TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS beliefs_fact ON beliefs (namespace, subject, predicate);
+CREATE INDEX IF NOT EXISTS beliefs_predicate ON beliefs (namespace, predicate);
 
 CREATE TABLE IF NOT EXISTS registry_versions (
   id TEXT PRIMARY KEY,

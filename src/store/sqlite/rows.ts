@@ -2,7 +2,7 @@
  * @module
  * Row <-> record mapping for the SQLite driver (column names are snake_case, records camelCase).
  */
-import type { KeyRecord, StoredEvent } from '../store.ts';
+import type { CurrentBelief, KeyRecord, StoredEvent } from '../store.ts';
 
 /** An `events` row. */
 export interface EventRow {
@@ -24,6 +24,16 @@ export interface EventRow {
   actor_agent: string | null;
   actor_session: string | null;
   actor_key_id: string | null;
+}
+
+/** An `events` row joined with its `beliefs` row. */
+export interface BeliefRow extends EventRow {
+  belief_replaced: string;
+}
+
+/** A current belief from a joined row. */
+export function rowToBelief(r: BeliefRow): CurrentBelief {
+  return { event: rowToEvent(r), replaced: JSON.parse(r.belief_replaced) };
 }
 
 /** A `keys` row. */

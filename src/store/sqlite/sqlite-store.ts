@@ -1,15 +1,18 @@
 /**
  * @module
- * The embedded `Store`: better-sqlite3 12 in WAL mode with an FTS5 index. Zero set-up: one file
- * `tether.db` in the data folder. Purge erases for good (secure_delete, FTS secure-delete +
- * optimize, WAL checkpoint). Holds no memory semantics; picked by the CLI.
+ * The embedded `Store`: better-sqlite3 12 in WAL mode with an FTS5 index and a "now" projection of
+ * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
+ * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI.
  */
-import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
+  BeliefChange,
+  BeliefQuery,
+  CurrentBelief,
   ExportQuery,
+  FactHead,
   FactKey,
   FactQuery,
   KeyRecord,
@@ -18,7 +21,8 @@ import type {
   Store,
   StoredEvent,
 } from '../store.ts';
-import { type EventRow, eventToRow, type KeyRow, keyFromRow, rowToEvent } from './rows.ts';
+import { ftsBody, ftsMatch } from './fts.ts';
+import { type BeliefRow, type EventRow, eventToRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from './rows.ts';
 
 const SCHEMA = readFileSync(new URL('./001-schema.sql', import.meta.url), 'utf8');
 
@@ -33,26 +37,16 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   return new SqliteStore(options);
 }
 
-/** Opaque FTS token for a namespace: searches match it with AND so they never cross namespaces. */
-function nsToken(namespace: string): string {
-  return `n${createHash('sha256').update(namespace).digest('hex').slice(0, 20)}`;
-}
-
-function ftsBody(e: StoredEvent): string {
-  const value = e.value === null || e.value === undefined ? '' : String(e.value);
-  return [e.subject, e.predicate, value, e.evidence ?? ''].join(' ');
-}
-
 /** better-sqlite3 driver. */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly path: string;
   readonly #db: Database.Database;
+  readonly #statements = new Map<string, Database.Statement>();
   #closed = false;
-  readonly #insertEvent: Database.Statement;
-  readonly #insertFts: Database.Statement;
-  readonly #appendTx: (events: StoredEvent[]) => void;
+  readonly #appendTx: (events: StoredEvent[], changes: BeliefChange[]) => void;
   readonly #importTx: (events: StoredEvent[]) => number;
+  readonly #beliefsTx: (changes: BeliefChange[]) => void;
 
   constructor(options: SqliteStoreOptions) {
     if (options.dataDir === ':memory:') {
@@ -69,28 +63,40 @@ export class SqliteStore implements Store {
     db.pragma('secure_delete = ON');
     db.pragma('busy_timeout = 5000');
     db.pragma('cache_size = -65536');
+    // Fewer, larger checkpoints: an inline checkpoint every 1000 pages showed as p99 spikes on writes.
+    db.pragma('wal_autocheckpoint = 8000');
     db.exec(SCHEMA);
     db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
 
-    this.#insertEvent = db.prepare(
-      `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind,
-         confidence, source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
-       VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind,
-         @confidence, @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
-    );
-    this.#insertFts = db.prepare('INSERT INTO events_fts (rowid, ns, body) VALUES (?, ?, ?)');
-    const existsStmt = db.prepare('SELECT 1 FROM events WHERE id = ?').pluck();
     const insertOne = (e: StoredEvent): void => {
-      const info = this.#insertEvent.run(eventToRow(e));
-      this.#insertFts.run(info.lastInsertRowid, nsToken(e.namespace), ftsBody(e));
+      const info = this.#sql(
+        `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind,
+           confidence, source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
+         VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind,
+           @confidence, @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
+      ).run(eventToRow(e));
+      this.#sql('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(info.lastInsertRowid, ftsBody(e));
     };
-    this.#appendTx = db.transaction((events: StoredEvent[]) => {
+    const applyChanges = (changes: BeliefChange[]): void => {
+      const del = this.#sql('DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ?');
+      const ins = this.#sql(
+        'INSERT OR REPLACE INTO beliefs (event_id, namespace, subject, predicate, replaced) VALUES (?, ?, ?, ?, ?)',
+      );
+      for (const c of changes) {
+        del.run(c.namespace, c.subject, c.predicate);
+        for (const b of c.current) ins.run(b.eventId, c.namespace, c.subject, c.predicate, JSON.stringify(b.replaced));
+      }
+    };
+    this.#appendTx = db.transaction((events: StoredEvent[], changes: BeliefChange[]) => {
       for (const e of events) insertOne(e);
+      applyChanges(changes);
     });
+    this.#beliefsTx = db.transaction(applyChanges);
     this.#importTx = db.transaction((events: StoredEvent[]) => {
+      const exists = this.#sql('SELECT 1 FROM events WHERE id = ?').pluck();
       let n = 0;
       for (const e of events) {
-        if (existsStmt.get(e.id)) continue;
+        if (exists.get(e.id)) continue;
         insertOne(e);
         n++;
       }
@@ -98,15 +104,69 @@ export class SqliteStore implements Store {
     });
   }
 
-  async appendEvents(events: StoredEvent[]): Promise<void> {
-    this.#appendTx(events);
+  /** A cached prepared statement. */
+  #sql(text: string): Database.Statement {
+    let s = this.#statements.get(text);
+    if (!s) {
+      s = this.#db.prepare(text);
+      this.#statements.set(text, s);
+    }
+    return s;
+  }
+
+  async appendEvents(events: StoredEvent[], changes: BeliefChange[] = []): Promise<void> {
+    this.#appendTx(events, changes);
+  }
+
+  async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
+    this.#beliefsTx(changes);
   }
 
   async importEvents(events: StoredEvent[]): Promise<number> {
     return this.#importTx(events);
   }
 
+  async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
+    const { where, args } = beliefFilters(q);
+    const rows = this.#sql(
+      `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
+       WHERE ${where.join(' AND ')} ORDER BY b.subject, b.predicate, e.observed_at, e.id LIMIT ?`,
+    ).all(...args, q.limit) as BeliefRow[];
+    return rows.map(rowToBelief);
+  }
+
+  async searchBeliefs(q: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]> {
+    if (q.terms.length === 0) return [];
+    const { where, args } = beliefFilters(q);
+    // Newest matching events first, streamed from the index and stopped at the limit: the cost no
+    // longer grows with how common a word is (ranking every match did).
+    const rows = this.#sql(
+      `SELECT e.*, b.replaced AS belief_replaced FROM events_fts f
+       JOIN events e ON e.seq = f.rowid JOIN beliefs b ON b.event_id = e.id
+       WHERE events_fts MATCH ? AND ${where.join(' AND ')} ORDER BY f.rowid DESC LIMIT ?`,
+    ).all(ftsMatch(q.namespace, q.terms), ...args, q.limit) as BeliefRow[];
+    return rows.map(rowToBelief);
+  }
+
+  async factHead(namespace: string, subject: string, predicate: string): Promise<FactHead> {
+    const beliefs = await this.currentBeliefs({ namespace, subject, predicate, limit: 100_000 });
+    const last = this.#sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
+      .pluck()
+      .get(namespace, subject, predicate) as number | null;
+    return { beliefs, lastObservedAt: last };
+  }
+
+  async factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]> {
+    return this.#sql('SELECT DISTINCT namespace, subject FROM events WHERE tenant = ? AND predicate = ?').all(
+      tenant,
+      predicate,
+    ) as { namespace: string; subject: string }[];
+  }
+
   async factEvents(query: FactQuery): Promise<StoredEvent[]> {
+    if (query.subject !== undefined && query.predicate !== undefined) {
+      return this.groupEvents(query.namespace, [{ subject: query.subject, predicate: query.predicate }]);
+    }
     const where = ['namespace = ?'];
     const args: unknown[] = [query.namespace];
     if (query.subject !== undefined) {
@@ -117,21 +177,14 @@ export class SqliteStore implements Store {
       where.push('predicate = ?');
       args.push(query.predicate);
     }
-    if (query.subject !== undefined && query.predicate !== undefined) {
-      return this.#selectEvents(`${where.join(' AND ')}`, args);
-    }
-    const groups = this.#db
-      .prepare(
-        `SELECT DISTINCT subject, predicate FROM events WHERE ${where.join(' AND ')} ORDER BY subject, predicate LIMIT ?`,
-      )
-      .all(...args, query.maxGroups) as FactKey[];
+    const groups = this.#sql(
+      `SELECT DISTINCT subject, predicate FROM events WHERE ${where.join(' AND ')} ORDER BY subject, predicate LIMIT ?`,
+    ).all(...args, query.maxGroups) as FactKey[];
     return this.groupEvents(query.namespace, groups);
   }
 
   async groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]> {
-    const stmt = this.#db.prepare(
-      'SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq',
-    );
+    const stmt = this.#sql('SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq');
     const out: StoredEvent[] = [];
     for (const g of groups) {
       for (const row of stmt.all(namespace, g.subject, g.predicate) as EventRow[]) out.push(rowToEvent(row));
@@ -139,25 +192,13 @@ export class SqliteStore implements Store {
     return out;
   }
 
-  #selectEvents(where: string, args: unknown[]): StoredEvent[] {
-    const rows = this.#db.prepare(`SELECT * FROM events WHERE ${where} ORDER BY seq`).all(...args) as EventRow[];
-    return rows.map(rowToEvent);
-  }
-
   async searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
-    const quoted = terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' AND ');
-    const match = `ns:${nsToken(namespace)} AND body:(${quoted})`;
-    const rows = this.#db
-      .prepare(
-        `SELECT e.id AS eventId, e.subject AS subject, e.predicate AS predicate
-         FROM (SELECT rowid, rank FROM events_fts WHERE events_fts MATCH ? ORDER BY rank LIMIT ?) f
-         JOIN events e ON e.seq = f.rowid
-         WHERE e.namespace = ?
-         ORDER BY f.rank`,
-      )
-      .all(match, limit, namespace) as SearchHit[];
-    return rows;
+    return this.#sql(
+      `SELECT e.id AS eventId, e.subject AS subject, e.predicate AS predicate
+       FROM events_fts f JOIN events e ON e.seq = f.rowid
+       WHERE events_fts MATCH ? AND e.namespace = ? ORDER BY f.rowid DESC LIMIT ?`,
+    ).all(ftsMatch(namespace, terms), namespace, limit) as SearchHit[];
   }
 
   async exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
@@ -176,19 +217,21 @@ export class SqliteStore implements Store {
       args.push(query.since);
     }
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-    const rows = this.#db
-      .prepare(`SELECT * FROM events ${clause} ORDER BY id LIMIT ?`)
-      .all(...args, query.limit) as EventRow[];
+    const rows = this.#sql(`SELECT * FROM events ${clause} ORDER BY id LIMIT ?`).all(
+      ...args,
+      query.limit,
+    ) as EventRow[];
     return rows.map(rowToEvent);
   }
 
   async purgeNamespace(namespace: string): Promise<number> {
     const db = this.#db;
-    const seqs = db.prepare('SELECT seq FROM events WHERE namespace = ?').pluck().all(namespace) as number[];
-    const delFts = db.prepare('DELETE FROM events_fts WHERE rowid = ?');
+    const seqs = this.#sql('SELECT seq FROM events WHERE namespace = ?').pluck().all(namespace) as number[];
+    const delFts = this.#sql('DELETE FROM events_fts WHERE rowid = ?');
     db.transaction(() => {
       for (const seq of seqs) delFts.run(seq);
-      db.prepare('DELETE FROM events WHERE namespace = ?').run(namespace);
+      this.#sql('DELETE FROM events WHERE namespace = ?').run(namespace);
+      this.#sql('DELETE FROM beliefs WHERE namespace = ?').run(namespace);
     })();
     // Merge FTS segments so no index page still holds the erased terms. secure_delete zeroes freed
     // cells, but a b-tree page that is rebuilt can keep old bytes in its unused space, so VACUUM
@@ -203,11 +246,9 @@ export class SqliteStore implements Store {
   }
 
   async registryVersions(tenant: string): Promise<RegistryVersion[]> {
-    const rows = this.#db
-      .prepare(
-        'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id',
-      )
-      .all(tenant) as { id: string; tenant: string; recorded_at: number; predicates: string }[];
+    const rows = this.#sql(
+      'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id',
+    ).all(tenant) as { id: string; tenant: string; recorded_at: number; predicates: string }[];
     return rows.map((r) => ({
       id: r.id,
       tenant: r.tenant,
@@ -217,57 +258,57 @@ export class SqliteStore implements Store {
   }
 
   async appendRegistryVersion(version: RegistryVersion): Promise<void> {
-    this.#db
-      .prepare('INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES (?, ?, ?, ?)')
-      .run(version.id, version.tenant, version.recordedAt, JSON.stringify(version.predicates));
+    this.#sql('INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES (?, ?, ?, ?)').run(
+      version.id,
+      version.tenant,
+      version.recordedAt,
+      JSON.stringify(version.predicates),
+    );
   }
 
   async insertKey(key: KeyRecord): Promise<void> {
-    this.#db
-      .prepare(
-        `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        key.id,
-        key.hash,
-        key.tenant,
-        key.agent,
-        key.session,
-        key.admin ? 1 : 0,
-        key.note,
-        key.createdAt,
-        key.expiresAt,
-        key.revokedAt,
-      );
+    this.#sql(
+      `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      key.id,
+      key.hash,
+      key.tenant,
+      key.agent,
+      key.session,
+      key.admin ? 1 : 0,
+      key.note,
+      key.createdAt,
+      key.expiresAt,
+      key.revokedAt,
+    );
   }
 
   async getKey(id: string): Promise<KeyRecord | null> {
-    const row = this.#db.prepare('SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
+    const row = this.#sql('SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
     return row ? keyFromRow(row) : null;
   }
 
   async listKeys(tenant: string): Promise<KeyRecord[]> {
     const rows = (
       tenant === '*'
-        ? this.#db.prepare('SELECT * FROM keys ORDER BY created_at, id').all()
-        : this.#db.prepare('SELECT * FROM keys WHERE tenant = ? ORDER BY created_at, id').all(tenant)
+        ? this.#sql('SELECT * FROM keys ORDER BY created_at, id').all()
+        : this.#sql('SELECT * FROM keys WHERE tenant = ? ORDER BY created_at, id').all(tenant)
     ) as KeyRow[];
     return rows.map(keyFromRow);
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
-    const info = this.#db.prepare('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id);
-    return info.changes > 0;
+    return this.#sql('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
   }
 
   async countEvents(): Promise<number> {
-    return this.#db.prepare('SELECT count(*) FROM events').pluck().get() as number;
+    return this.#sql('SELECT count(*) FROM events').pluck().get() as number;
   }
 
   async ping(): Promise<void> {
     if (this.#closed) throw new Error('store is closed');
-    this.#db.prepare('SELECT 1').get();
+    this.#sql('SELECT 1').get();
   }
 
   async close(): Promise<void> {
@@ -276,4 +317,27 @@ export class SqliteStore implements Store {
     if (this.path !== ':memory:') this.#db.pragma('wal_checkpoint(TRUNCATE)');
     this.#db.close();
   }
+}
+
+/** WHERE terms (over `beliefs b` joined with `events e`) of a belief query. */
+function beliefFilters(q: BeliefQuery): { where: string[]; args: unknown[] } {
+  const where = ['b.namespace = ?'];
+  const args: unknown[] = [q.namespace];
+  if (q.subject !== undefined) {
+    where.push('b.subject = ?');
+    args.push(q.subject);
+  }
+  if (q.predicate !== undefined) {
+    where.push('b.predicate = ?');
+    args.push(q.predicate);
+  }
+  if (q.kind !== undefined) {
+    where.push('e.kind = ?');
+    args.push(q.kind);
+  }
+  if (q.minConfidence !== undefined) {
+    where.push('e.confidence >= ?');
+    args.push(q.minConfidence);
+  }
+  return { where, args };
 }

@@ -1,0 +1,217 @@
+/**
+ * @module
+ * The one writer of a memory server: remembers and forgets queue up and are written in batches
+ * (group commit): every job that arrives while a batch is being written joins the next one, which
+ * costs one store transaction for all of them. Jobs apply in arrival order; each fact's beliefs (the
+ * "now" projection) are updated in the same transaction as its events. Rebuilds run alone.
+ */
+import type { Clock } from '../common/clock.ts';
+import { newEventId } from '../common/ids.ts';
+import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
+import { type AssertOutcome, applyAssertion, applyRetraction, type FactState, needsLog } from './fact-state.ts';
+
+/** Most jobs in one batch. */
+const MAX_BATCH = 512;
+
+/** A validated assertion waiting for its id. */
+export interface PendingAssertion {
+  def: PredicateDef;
+  event: Omit<StoredEvent, 'id'>;
+}
+
+/** A validated retraction: one value (`valueKey`) or all (`null`). */
+export interface PendingRetraction {
+  def: PredicateDef;
+  subject: string;
+  value: unknown;
+  valueKey: string | null;
+}
+
+type Job =
+  | {
+      kind: 'assert';
+      items: PendingAssertion[];
+      done: (r: (AssertOutcome & { event: StoredEvent | null })[]) => void;
+      fail: (e: unknown) => void;
+    }
+  | {
+      kind: 'retract';
+      namespace: string;
+      actor: Actor;
+      item: PendingRetraction;
+      done: (r: { withdrawn: number; event: StoredEvent | null }) => void;
+      fail: (e: unknown) => void;
+    }
+  | { kind: 'exclusive'; run: () => Promise<void>; done: () => void; fail: (e: unknown) => void };
+
+/** Batches writes to a store. */
+export class MemoryWriter {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #queue: Job[] = [];
+  #busy = false;
+  #scheduled = false;
+  /** Sizes of written batches (metrics, bench). */
+  lastBatchSize = 0;
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  /** Writes assertions (in order); resolves with one outcome per item. */
+  assert(items: PendingAssertion[]): Promise<(AssertOutcome & { event: StoredEvent | null })[]> {
+    return new Promise((done, fail) => this.#push({ kind: 'assert', items, done, fail }));
+  }
+
+  /** Retracts held values of one fact; resolves with how many were withdrawn. */
+  retract(
+    namespace: string,
+    actor: Actor,
+    item: PendingRetraction,
+  ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
+    return new Promise((done, fail) => this.#push({ kind: 'retract', namespace, actor, item, done, fail }));
+  }
+
+  /** Runs `run` with no batch in flight (imports, projection rebuilds). */
+  exclusive(run: () => Promise<void>): Promise<void> {
+    return new Promise((done, fail) => this.#push({ kind: 'exclusive', run, done, fail }));
+  }
+
+  #push(job: Job): void {
+    this.#queue.push(job);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#busy || this.#scheduled || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    // setImmediate: requests parsed in this turn of the event loop all join the batch.
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#busy = true;
+    try {
+      const first = this.#queue[0];
+      if (first?.kind === 'exclusive') {
+        this.#queue.shift();
+        await first.run().then(first.done, first.fail);
+        return;
+      }
+      let n = 0;
+      while (n < this.#queue.length && n < MAX_BATCH && this.#queue[n]?.kind !== 'exclusive') n++;
+      await this.#writeBatch(this.#queue.splice(0, n) as Exclude<Job, { kind: 'exclusive' }>[]);
+    } finally {
+      this.#busy = false;
+      this.#schedule();
+    }
+  }
+
+  async #writeBatch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<void> {
+    const facts = new Map<string, FactState>();
+    const events: StoredEvent[] = [];
+    const settle: (() => void)[] = [];
+    try {
+      for (const job of jobs) {
+        if (job.kind === 'assert') {
+          const out: (AssertOutcome & { event: StoredEvent | null })[] = [];
+          for (const item of job.items) {
+            const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
+            const state = await this.#fact(facts, e.namespace, e.subject, e.predicate);
+            if (needsLog(state, e)) await this.#loadLog(state, events);
+            const r = applyAssertion(state, e, item.def.cardinality);
+            if (!r.alreadyKnown) events.push(e);
+            out.push({ ...r, event: r.alreadyKnown ? null : e });
+          }
+          settle.push(() => job.done(out));
+        } else {
+          const { item } = job;
+          const state = await this.#fact(facts, job.namespace, item.subject, item.def.name);
+          const hit = state.beliefs.filter((b) => item.valueKey === null || b.event.valueKey === item.valueKey);
+          if (hit.length === 0) {
+            settle.push(() => job.done({ withdrawn: 0, event: null }));
+            continue;
+          }
+          const now = this.#clock.now();
+          // Placed at or after every event of the fact, so it retracts exactly what is held now.
+          const observedAt = Math.max(now, state.lastObservedAt ?? now, ...hit.map((b) => b.event.observedAt));
+          const r: StoredEvent = {
+            id: newEventId(now),
+            namespace: job.namespace,
+            tenant: job.actor.tenant,
+            subject: item.subject,
+            predicate: item.def.name,
+            value: item.valueKey === null ? null : item.value,
+            valueKey: item.valueKey,
+            retraction: true,
+            kind: null,
+            confidence: 1,
+            source: null,
+            evidence: null,
+            observedAt,
+            recordedAt: now,
+            actor: job.actor,
+          };
+          applyRetraction(state, r, item.def.cardinality);
+          events.push(r);
+          settle.push(() => job.done({ withdrawn: hit.length, event: r }));
+        }
+      }
+      const changes: BeliefChange[] = [...facts.values()]
+        .filter((f) => f.changed)
+        .map((f) => ({
+          namespace: f.namespace,
+          subject: f.subject,
+          predicate: f.predicate,
+          current: f.beliefs.map((b) => ({ eventId: b.event.id, replaced: b.replaced })),
+        }));
+      if (events.length > 0 || changes.length > 0) await this.#store.appendEvents(events, changes);
+      this.lastBatchSize = jobs.length;
+    } catch (err) {
+      for (const job of jobs) job.fail(err);
+      return;
+    }
+    for (const s of settle) s();
+  }
+
+  async #fact(
+    facts: Map<string, FactState>,
+    namespace: string,
+    subject: string,
+    predicate: string,
+  ): Promise<FactState> {
+    const k = `${namespace}\u0000${subject}\u0000${predicate}`;
+    let state = facts.get(k);
+    if (!state) {
+      const head = await this.#store.factHead(namespace, subject, predicate);
+      state = {
+        namespace,
+        subject,
+        predicate,
+        beliefs: head.beliefs,
+        lastObservedAt: head.lastObservedAt,
+        log: null,
+        changed: false,
+      };
+      facts.set(k, state);
+    }
+    return state;
+  }
+
+  /** Loads the fact's stored log plus what this batch already wrote to it. */
+  async #loadLog(state: FactState, pending: StoredEvent[]): Promise<void> {
+    const stored = await this.#store.groupEvents(state.namespace, [
+      { subject: state.subject, predicate: state.predicate },
+    ]);
+    state.log = [
+      ...stored,
+      ...pending.filter(
+        (e) => e.namespace === state.namespace && e.subject === state.subject && e.predicate === state.predicate,
+      ),
+    ];
+  }
+}
