@@ -7,7 +7,17 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { newEventId } from '../../src/common/ids.ts';
-import type { KeyRecord, RegistryVersion, SearchHit, Store, StoredEvent } from '../../src/store/store.ts';
+import { words } from '../../src/common/words.ts';
+import type {
+  BeliefChange,
+  CurrentBelief,
+  KeyRecord,
+  RegistryVersion,
+  Replaced,
+  SearchHit,
+  Store,
+  StoredEvent,
+} from '../../src/store/store.ts';
 
 /** A fresh tenant name, e.g. `t1a2b3c4d`. */
 export function freshTenant(): string {
@@ -66,6 +76,39 @@ function makeKey(tenant: string, over: Partial<KeyRecord> = {}): KeyRecord {
 const ids = (events: readonly { id: string }[]): string[] => events.map((e) => e.id);
 const hitIds = (hits: readonly SearchHit[]): string[] => hits.map((h) => h.eventId);
 const groupOf = (e: StoredEvent): string => `${e.subject}/${e.predicate}`;
+const beliefIds = (beliefs: readonly CurrentBelief[]): string[] => beliefs.map((b) => b.event.id);
+
+/** A change making `current` (events of one fact, each with what it replaced) the beliefs of that fact. */
+export function changeOf(
+  namespace: string,
+  subject: string,
+  predicate: string,
+  current: readonly (StoredEvent | [StoredEvent, Replaced[]])[],
+): BeliefChange {
+  return {
+    namespace,
+    subject,
+    predicate,
+    current: current.map((c) =>
+      Array.isArray(c) ? { eventId: c[0].id, replaced: c[1] } : { eventId: c.id, replaced: [] },
+    ),
+  };
+}
+
+/** Changes making every given assertion a current belief (replacing nothing), one change per fact. */
+export function heldAll(events: readonly StoredEvent[]): BeliefChange[] {
+  const facts = new Map<string, BeliefChange>();
+  for (const e of events) {
+    const key = JSON.stringify([e.namespace, e.subject, e.predicate]);
+    let c = facts.get(key);
+    if (!c) {
+      c = { namespace: e.namespace, subject: e.subject, predicate: e.predicate, current: [] };
+      facts.set(key, c);
+    }
+    c.current.push({ eventId: e.id, replaced: [] });
+  }
+  return [...facts.values()];
+}
 
 /**
  * Runs the whole conformance suite against stores made by `open`.
@@ -309,26 +352,49 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
         assert.deepEqual(await store.searchEvents(`${tenant}:none`, [w], 10), []);
       });
 
-      it('returns hits best first, at most limit', async () => {
+      it('returns hits newest first (not by relevance), at most limit', async () => {
         const ns = freshNamespace();
-        const w = `rank${randomBytes(4).toString('hex')}`;
-        const weak = makeEvent(ns, {
-          subject: 'project',
+        const w = `recent${randomBytes(4).toString('hex')}`;
+        // The oldest event is all about the word (a ranking would put it first); the rest follow
+        // in time, in separate appends, with increasing ids and observed_at.
+        const strong = makeEvent(ns, {
+          subject: w,
           predicate: 'note',
-          value: `a long note about many unrelated things where ${w} is mentioned only once among plenty of other words`,
+          value: `${w} ${w} ${w}`,
+          evidence: w,
+          observedAt: 1000,
         });
-        const strong = makeEvent(ns, { subject: w, predicate: 'note', value: `${w} ${w} ${w}`, evidence: w });
-        const fillers = Array.from({ length: 5 }, (_, i) =>
-          makeEvent(ns, { subject: `filler ${i}`, predicate: 'note', value: `${w} and some more filler text ${i}` }),
-        );
-        await store.appendEvents([weak, ...fillers, strong]);
-        const all = await store.searchEvents(ns, [w], 50);
-        assert.equal(all.length, 7);
-        assert.equal(all[0]?.eventId, strong.id, 'the event that is all about the word ranks first');
-        assert.equal(new Set(all.map((h) => h.eventId)).size, 7);
-        const three = await store.searchEvents(ns, [w], 3);
-        assert.equal(three.length, 3);
-        assert.equal(three[0]?.eventId, strong.id);
+        await store.appendEvents([strong]);
+        const later: StoredEvent[] = [];
+        for (let i = 0; i < 5; i++) {
+          const e = makeEvent(ns, {
+            subject: `filler ${i}`,
+            predicate: 'note',
+            value: `a long note about many unrelated things where ${w} is mentioned once among plenty of words ${i}`,
+            observedAt: 2000 + i,
+          });
+          later.push(e);
+          await store.appendEvents([e]);
+        }
+        const batch = [
+          makeEvent(ns, { subject: 'batch', predicate: 'note', value: `${w} first of a batch`, observedAt: 3000 }),
+          makeEvent(ns, { subject: 'batch', predicate: 'note', value: `${w} second of a batch`, observedAt: 3001 }),
+        ];
+        await store.appendEvents(batch);
+        const newestFirst = ids([strong, ...later, ...batch]).reverse();
+        assert.deepEqual(hitIds(await store.searchEvents(ns, [w], 50)), newestFirst);
+        assert.deepEqual(hitIds(await store.searchEvents(ns, [w], 3)), newestFirst.slice(0, 3));
+        assert.deepEqual(hitIds(await store.searchEvents(ns, [w], 1)), newestFirst.slice(0, 1));
+      });
+
+      it('finds text through words(): case and diacritics folded', async () => {
+        const ns = freshNamespace();
+        const e = makeEvent(ns, { subject: 'Zoë', predicate: 'likes', value: 'Crème Brûlée', evidence: 'À LA CARTE' });
+        await store.appendEvents([e]);
+        for (const text of ['creme brulee', 'Crème', 'BRÛLÉE', 'zoe', 'a la carte', 'zoë likes crème']) {
+          assert.deepEqual(hitIds(await store.searchEvents(ns, words(text), 10)), [e.id], text);
+        }
+        assert.deepEqual(await store.searchEvents(ns, words('crème caramel'), 10), []);
       });
 
       it('takes words that are query operators elsewhere as plain words', async () => {
@@ -345,6 +411,464 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
         );
         const quoted = await store.searchEvents(ns, ['pepper"', 'salt*'], 10);
         assert.ok(Array.isArray(quoted), 'quotes and stars in a term do not break the query');
+      });
+    });
+
+    describe('Store.appendEvents with belief changes', () => {
+      it('applies changes pointing at events of the same call, keeping every field', async () => {
+        const ns = freshNamespace();
+        const name = makeEvent(ns, {
+          subject: 'alice',
+          predicate: 'name',
+          value: 'Alice',
+          valueKey: 'alice',
+          kind: 'identity',
+          confidence: 0.9,
+          source: 'chat',
+          evidence: 'she said so',
+          observedAt: 1_700_000_000_123,
+          recordedAt: 1_700_000_000_456,
+        });
+        const k1 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'bob', observedAt: 1000 });
+        const k2 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'carol', observedAt: 2000 });
+        const replaced: Replaced[] = [{ value: 'Alicia', observedAt: 500 }];
+        await store.appendEvents(
+          [name, k1, k2],
+          [changeOf(ns, 'alice', 'name', [[name, replaced]]), changeOf(ns, 'alice', 'knows', [k1, k2])],
+        );
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), [
+          { event: k1, replaced: [] },
+          { event: k2, replaced: [] },
+          { event: name, replaced },
+        ]);
+      });
+
+      it('leaves the beliefs alone when given no changes: the store computes none', async () => {
+        const ns = freshNamespace();
+        await store.appendEvents([makeEvent(ns, { value: 'red' })]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), []);
+        const held = makeEvent(ns, { value: 'green' });
+        await store.appendEvents([held], [changeOf(ns, 'alice', 'favorite_color', [held])]);
+        await store.appendEvents([makeEvent(ns, { value: 'blue' })]);
+        await store.appendEvents([makeEvent(ns, { value: 'pink' })], []);
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 10 })), [held.id]);
+      });
+
+      it('a later change replaces every row of its fact (also with none) and no other fact', async () => {
+        const ns = freshNamespace();
+        const name = makeEvent(ns, { subject: 'alice', predicate: 'name', value: 'Alice', observedAt: 1000 });
+        const blue = makeEvent(ns, { value: 'blue', observedAt: 1000 });
+        const teal = makeEvent(ns, { value: 'teal', observedAt: 1500 });
+        await store.appendEvents([name, blue, teal], heldAll([name, blue, teal]));
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 10 })), [
+          blue.id,
+          teal.id,
+          name.id,
+        ]);
+
+        const red = makeEvent(ns, { value: 'red', observedAt: 2000 });
+        const wasBlue = { value: 'blue', observedAt: 1000 };
+        await store.appendEvents([red], [changeOf(ns, 'alice', 'favorite_color', [[red, [wasBlue]]])]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, predicate: 'favorite_color', limit: 10 }), [
+          { event: red, replaced: [wasBlue] },
+        ]);
+
+        const retract = makeEvent(ns, { value: null, valueKey: null, retraction: true, observedAt: 3000 });
+        await store.appendEvents([retract], [changeOf(ns, 'alice', 'favorite_color', [])]);
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 10 })), [name.id]);
+        assert.equal((await store.factEvents({ namespace: ns, maxGroups: 10 })).length, 5, 'events are all kept');
+      });
+
+      it('applies the changes of one call in order: a later change of the same fact wins', async () => {
+        const ns = freshNamespace();
+        const a = makeEvent(ns, { value: 'red' });
+        const b = makeEvent(ns, { value: 'green' });
+        await store.appendEvents(
+          [a, b],
+          [changeOf(ns, 'alice', 'favorite_color', [a]), changeOf(ns, 'alice', 'favorite_color', [b])],
+        );
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 10 })), [b.id]);
+      });
+
+      it('is all or none: a failing batch applies none of its changes', async () => {
+        const ns = freshNamespace();
+        const existing = makeEvent(ns, { value: 'red' });
+        await store.appendEvents([existing], heldAll([existing]));
+        const fresh = makeEvent(ns, { value: 'green' });
+        const other = makeEvent(ns, { subject: 'bob', value: 'teal' });
+        await assert.rejects(
+          store.appendEvents(
+            [fresh, other, { ...existing, value: 'blue', valueKey: 'blue' }],
+            [changeOf(ns, 'alice', 'favorite_color', [fresh]), changeOf(ns, 'bob', 'favorite_color', [other])],
+          ),
+        );
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), [{ event: existing, replaced: [] }]);
+        assert.deepEqual(ids(await store.factEvents({ namespace: ns, maxGroups: 10 })), [existing.id]);
+      });
+    });
+
+    describe('Store.replaceBeliefs', () => {
+      it('replaces the beliefs of the named facts only, also with none', async () => {
+        const ns = freshNamespace();
+        const red = makeEvent(ns, { value: 'red', observedAt: 1000 });
+        const green = makeEvent(ns, { value: 'green', observedAt: 2000 });
+        const name = makeEvent(ns, { subject: 'alice', predicate: 'name', value: 'Alice' });
+        const home = makeEvent(ns, { subject: 'bob', predicate: 'lives_in', value: 'rome' });
+        await store.appendEvents([red, green, name, home], heldAll([green, name, home]));
+
+        const wasGreen = { value: 'green', observedAt: 2000 };
+        await store.replaceBeliefs([
+          changeOf(ns, 'alice', 'favorite_color', [[red, [wasGreen]]]),
+          changeOf(ns, 'bob', 'lives_in', []),
+        ]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), [
+          { event: red, replaced: [wasGreen] },
+          { event: name, replaced: [] },
+        ]);
+        await store.replaceBeliefs([]);
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 10 })), [red.id, name.id]);
+        assert.equal((await store.factEvents({ namespace: ns, maxGroups: 10 })).length, 4, 'events are untouched');
+      });
+
+      it('sets the beliefs of imported events', async () => {
+        const ns = freshNamespace();
+        const events = [
+          makeEvent(ns, { value: 'red', observedAt: 1000 }),
+          makeEvent(ns, { value: 'teal', observedAt: 2000 }),
+        ];
+        await store.importEvents(events);
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), []);
+        await store.replaceBeliefs(heldAll(events));
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 10 })), ids(events));
+      });
+
+      it('touches only its namespace', async () => {
+        const tenant = freshTenant();
+        const nsA = `${tenant}:a`;
+        const nsB = `${tenant}:b`;
+        const inA = makeEvent(nsA, { value: 'red' });
+        const inB = makeEvent(nsB, { value: 'red' });
+        await store.appendEvents([inA, inB], heldAll([inA, inB]));
+        await store.replaceBeliefs([changeOf(nsA, 'alice', 'favorite_color', [])]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: nsA, limit: 10 }), []);
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: nsB, limit: 10 })), [inB.id]);
+      });
+    });
+
+    describe('Store.currentBeliefs', () => {
+      it('returns beliefs in subject, predicate, observed_at order, whatever the write order', async () => {
+        const ns = freshNamespace();
+        const k3 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'dave', observedAt: 3000 });
+        const k1 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'bob', observedAt: 1000 });
+        const k2 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'carol', observedAt: 2000 });
+        const aName = makeEvent(ns, { subject: 'alice', predicate: 'name', value: 'Alice', observedAt: 10 });
+        const bName = makeEvent(ns, { subject: 'bob', predicate: 'name', value: 'Bob', observedAt: 5 });
+        const cAge = makeEvent(ns, { subject: 'carol', predicate: 'age', value: 40, valueKey: '40', observedAt: 1 });
+        await store.appendEvents([cAge, bName], heldAll([cAge, bName]));
+        await store.appendEvents([k3, aName, k1], heldAll([k3, aName, k1]));
+        await store.appendEvents([k2], [changeOf(ns, 'alice', 'knows', [k3, k2, k1])]);
+        const ordered = [k1, k2, k3, aName, bName, cAge];
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 100 })), ids(ordered));
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 2 })), ids(ordered.slice(0, 2)));
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: ns, limit: 4 })), ids(ordered.slice(0, 4)));
+      });
+
+      it('filters by subject, predicate, kind and minConfidence (inclusive)', async () => {
+        const ns = freshNamespace();
+        const aName = makeEvent(ns, {
+          subject: 'alice',
+          predicate: 'name',
+          value: 'Alice',
+          kind: 'identity',
+          confidence: 1,
+        });
+        const aColor = makeEvent(ns, {
+          subject: 'alice',
+          predicate: 'favorite_color',
+          value: 'blue',
+          kind: 'preference',
+          confidence: 0.5,
+        });
+        const bName = makeEvent(ns, {
+          subject: 'bob',
+          predicate: 'name',
+          value: 'Bob',
+          kind: 'identity',
+          confidence: 0.4,
+        });
+        const bColor = makeEvent(ns, { subject: 'bob', predicate: 'favorite_color', value: 'red', confidence: 0.8 });
+        await store.appendEvents([aName, aColor, bName, bColor], heldAll([aName, aColor, bName, bColor]));
+        const q = (over: object) => store.currentBeliefs({ namespace: ns, limit: 100, ...over }).then(beliefIds);
+        assert.deepEqual(await q({ subject: 'alice' }), [aColor.id, aName.id]);
+        assert.deepEqual(await q({ predicate: 'name' }), [aName.id, bName.id]);
+        assert.deepEqual(await q({ subject: 'bob', predicate: 'favorite_color' }), [bColor.id]);
+        assert.deepEqual(await q({ kind: 'identity' }), [aName.id, bName.id]);
+        assert.deepEqual(await q({ kind: 'preference', subject: 'bob' }), []);
+        assert.deepEqual(await q({ minConfidence: 0.5 }), [aColor.id, aName.id, bColor.id]);
+        assert.deepEqual(await q({ minConfidence: 0.9, predicate: 'name' }), [aName.id]);
+        assert.deepEqual(await q({ kind: 'identity', minConfidence: 0.5, subject: 'alice', predicate: 'name' }), [
+          aName.id,
+        ]);
+        assert.deepEqual(await q({ subject: 'nobody' }), []);
+      });
+
+      it('never returns another namespace’s beliefs', async () => {
+        const tenant = freshTenant();
+        const nsA = `${tenant}:a`;
+        const inA = makeEvent(nsA, { value: 'red' });
+        const elsewhere = [`${tenant}:b`, `${tenant}:ab`, `${freshTenant()}:a`].map((ns) =>
+          makeEvent(ns, { value: 'red' }),
+        );
+        await store.appendEvents([inA, ...elsewhere], heldAll([inA, ...elsewhere]));
+        assert.deepEqual(beliefIds(await store.currentBeliefs({ namespace: nsA, limit: 100 })), [inA.id]);
+        assert.deepEqual(
+          beliefIds(
+            await store.currentBeliefs({ namespace: nsA, subject: 'alice', predicate: 'favorite_color', limit: 100 }),
+          ),
+          [inA.id],
+        );
+        assert.deepEqual(await store.currentBeliefs({ namespace: `${tenant}:none`, limit: 100 }), []);
+      });
+
+      it('round-trips replaced values of every JSON type, most recent first', async () => {
+        const ns = freshNamespace();
+        const e = makeEvent(ns, { predicate: 'profile', value: { city: 'Oslo', tags: ['a'] }, valueKey: 'oslo' });
+        const replaced: Replaced[] = [
+          { value: 'Bergen', observedAt: 5000 },
+          { value: 42, observedAt: 4000 },
+          { value: false, observedAt: 3000 },
+          { value: { city: 'Rome', nested: { n: 1.5, list: [1, 'two', null] } }, observedAt: 2000 },
+          { value: ['x', 'y'], observedAt: 1_700_000_000_123 },
+          { value: 'Zoë — “quoted” \\ back\nslash', observedAt: 0 },
+        ];
+        await store.appendEvents([e], [changeOf(ns, 'alice', 'profile', [[e, replaced]])]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), [{ event: e, replaced }]);
+        assert.deepEqual((await store.factHead(ns, 'alice', 'profile')).beliefs, [{ event: e, replaced }]);
+      });
+    });
+
+    describe('Store.searchBeliefs', () => {
+      const marker = (): string => `sb${randomBytes(4).toString('hex')}`;
+
+      it('returns only assertions that are current beliefs, with what they replaced', async () => {
+        const ns = freshNamespace();
+        const w = marker();
+        const old = makeEvent(ns, { subject: 'alice', predicate: 'drinks', value: `green tea ${w}`, observedAt: 1000 });
+        const now = makeEvent(ns, { subject: 'alice', predicate: 'drinks', value: `black tea ${w}`, observedAt: 2000 });
+        const retraction = makeEvent(ns, {
+          subject: 'bob',
+          predicate: 'drinks',
+          value: `tea ${w}`,
+          retraction: true,
+          evidence: `no more ${w}`,
+          observedAt: 3000,
+        });
+        const unheld = makeEvent(ns, { subject: 'carol', predicate: 'drinks', value: `tea ${w}`, observedAt: 4000 });
+        const wasGreen = { value: `green tea ${w}`, observedAt: 1000 };
+        await store.appendEvents([old], [changeOf(ns, 'alice', 'drinks', [old])]);
+        await store.appendEvents(
+          [now, retraction, unheld],
+          [changeOf(ns, 'alice', 'drinks', [[now, [wasGreen]]]), changeOf(ns, 'bob', 'drinks', [])],
+        );
+        assert.deepEqual(await store.searchBeliefs({ namespace: ns, terms: [w], limit: 10 }), [
+          { event: now, replaced: [wasGreen] },
+        ]);
+        assert.deepEqual(await store.searchBeliefs({ namespace: ns, terms: ['green', w], limit: 10 }), []);
+        assert.equal((await store.searchEvents(ns, [w], 10)).length, 4, 'searchEvents still sees every event');
+      });
+
+      it('requires every term to match', async () => {
+        const ns = freshNamespace();
+        const tea = makeEvent(ns, { subject: 'alice', predicate: 'prefers', value: 'green tea' });
+        const coffee = makeEvent(ns, { subject: 'alice', predicate: 'likes', value: 'black coffee', evidence: 'Café' });
+        await store.appendEvents([tea, coffee], heldAll([tea, coffee]));
+        const search = (terms: string[]) => store.searchBeliefs({ namespace: ns, terms, limit: 10 }).then(beliefIds);
+        assert.deepEqual(await search(['alice', 'tea']), [tea.id]);
+        assert.deepEqual((await search(['alice'])).sort(), [tea.id, coffee.id].sort());
+        assert.deepEqual(await search(words('Black CAFÉ')), [coffee.id]);
+        assert.deepEqual(await search(['alice', 'tea', 'coffee']), []);
+        assert.deepEqual(await search(['nothingmatchesthis']), []);
+      });
+
+      it('returns beliefs newest first (not by relevance), at most limit', async () => {
+        const ns = freshNamespace();
+        const w = marker();
+        const written: StoredEvent[] = [];
+        // Oldest first: the first is all about the word, so a ranking would put it first.
+        const strong = makeEvent(ns, {
+          subject: w,
+          predicate: 'note',
+          value: `${w} ${w} ${w}`,
+          evidence: w,
+          observedAt: 1000,
+        });
+        written.push(strong);
+        await store.appendEvents([strong], heldAll([strong]));
+        for (let i = 0; i < 4; i++) {
+          const e = makeEvent(ns, {
+            subject: `person ${i}`,
+            predicate: 'note',
+            value: `a long note where ${w} is mentioned once among plenty of other words ${i}`,
+            observedAt: 2000 + i,
+          });
+          written.push(e);
+          await store.appendEvents([e], heldAll([e]));
+        }
+        const newestFirst = ids(written).reverse();
+        const search = (limit: number) => store.searchBeliefs({ namespace: ns, terms: [w], limit }).then(beliefIds);
+        assert.deepEqual(await search(50), newestFirst);
+        assert.deepEqual(await search(2), newestFirst.slice(0, 2));
+        assert.deepEqual(await search(1), newestFirst.slice(0, 1));
+      });
+
+      it('filters by subject, predicate, kind and minConfidence', async () => {
+        const ns = freshNamespace();
+        const w = marker();
+        const aNote = makeEvent(ns, {
+          subject: 'alice',
+          predicate: 'note',
+          value: w,
+          kind: 'fact',
+          confidence: 0.9,
+          observedAt: 1,
+        });
+        const aLike = makeEvent(ns, {
+          subject: 'alice',
+          predicate: 'likes',
+          value: w,
+          kind: 'preference',
+          confidence: 0.5,
+          observedAt: 2,
+        });
+        const bNote = makeEvent(ns, {
+          subject: 'bob',
+          predicate: 'note',
+          value: w,
+          kind: 'fact',
+          confidence: 0.3,
+          observedAt: 3,
+        });
+        await store.appendEvents([aNote, aLike, bNote], heldAll([aNote, aLike, bNote]));
+        const q = (over: object) =>
+          store.searchBeliefs({ namespace: ns, terms: [w], limit: 10, ...over }).then(beliefIds);
+        assert.deepEqual(await q({}), [bNote.id, aLike.id, aNote.id]);
+        assert.deepEqual(await q({ subject: 'alice' }), [aLike.id, aNote.id]);
+        assert.deepEqual(await q({ predicate: 'note' }), [bNote.id, aNote.id]);
+        assert.deepEqual(await q({ subject: 'alice', predicate: 'note' }), [aNote.id]);
+        assert.deepEqual(await q({ kind: 'fact' }), [bNote.id, aNote.id]);
+        assert.deepEqual(await q({ minConfidence: 0.5 }), [aLike.id, aNote.id]);
+        assert.deepEqual(await q({ kind: 'fact', minConfidence: 0.5 }), [aNote.id]);
+        assert.deepEqual(await q({ subject: 'carol' }), []);
+      });
+
+      it('never returns another namespace’s beliefs, even with the same words', async () => {
+        const tenant = freshTenant();
+        const nsA = `${tenant}:a`;
+        const w = marker();
+        const inA = makeEvent(nsA, { value: `${w} words`, observedAt: 1000 });
+        // Written after A's, with the same fact and words: newest first would list them first.
+        const elsewhere = [`${tenant}:b`, `${tenant}:ab`, `${freshTenant()}:a`].map((ns) =>
+          makeEvent(ns, { value: `${w} words`, observedAt: 2000 }),
+        );
+        await store.appendEvents([inA, ...elsewhere], heldAll([inA, ...elsewhere]));
+        assert.deepEqual(beliefIds(await store.searchBeliefs({ namespace: nsA, terms: [w, 'words'], limit: 1 })), [
+          inA.id,
+        ]);
+        assert.deepEqual(beliefIds(await store.searchBeliefs({ namespace: nsA, terms: [w], limit: 10 })), [inA.id]);
+        assert.deepEqual(await store.searchBeliefs({ namespace: `${tenant}:none`, terms: [w], limit: 10 }), []);
+      });
+    });
+
+    describe('Store.factHead', () => {
+      it('gives no beliefs and a null time for an unknown fact', async () => {
+        const ns = freshNamespace();
+        const red = makeEvent(ns, { value: 'red' });
+        await store.appendEvents([red], heldAll([red]));
+        assert.deepEqual(await store.factHead(ns, 'alice', 'name'), { beliefs: [], lastObservedAt: null });
+        assert.deepEqual(await store.factHead(ns, 'nobody', 'favorite_color'), { beliefs: [], lastObservedAt: null });
+        assert.deepEqual(await store.factHead(freshNamespace(), 'alice', 'favorite_color'), {
+          beliefs: [],
+          lastObservedAt: null,
+        });
+      });
+
+      it('gives the fact’s beliefs and the latest observed_at of all its events', async () => {
+        const tenant = freshTenant();
+        const ns = `${tenant}:a`;
+        const k1 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'bob', observedAt: 2000 });
+        const k2 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'carol', observedAt: 1000 });
+        // Back-dated, appended last: the latest time is the max, not the last written.
+        const k0 = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'dave', observedAt: 500 });
+        const noise = [
+          makeEvent(ns, { subject: 'alice', predicate: 'name', value: 'Alice', observedAt: 9000 }),
+          makeEvent(ns, { subject: 'bob', predicate: 'knows', value: 'alice', observedAt: 9000 }),
+          makeEvent(`${tenant}:b`, { subject: 'alice', predicate: 'knows', value: 'eve', observedAt: 9000 }),
+        ];
+        await store.appendEvents([k1, k2, ...noise], heldAll([k1, k2, ...noise]));
+        await store.appendEvents([k0], [changeOf(ns, 'alice', 'knows', [k1, k2, k0])]);
+        assert.deepEqual(await store.factHead(ns, 'alice', 'knows'), {
+          beliefs: [
+            { event: k0, replaced: [] },
+            { event: k2, replaced: [] },
+            { event: k1, replaced: [] },
+          ],
+          lastObservedAt: 2000,
+        });
+      });
+
+      it('counts retractions and events that are not beliefs in the latest time', async () => {
+        const ns = freshNamespace();
+        const red = makeEvent(ns, { value: 'red', observedAt: 1000 });
+        await store.appendEvents([red], heldAll([red]));
+        const unheld = makeEvent(ns, { value: 'green', observedAt: 2000 });
+        await store.appendEvents([unheld]);
+        assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
+          beliefs: [{ event: red, replaced: [] }],
+          lastObservedAt: 2000,
+        });
+        const retract = makeEvent(ns, { value: null, valueKey: null, retraction: true, observedAt: 3000 });
+        await store.appendEvents([retract], [changeOf(ns, 'alice', 'favorite_color', [])]);
+        assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), { beliefs: [], lastObservedAt: 3000 });
+        const onlyRetracted = makeEvent(ns, {
+          subject: 'bob',
+          value: 'red',
+          valueKey: 'red',
+          retraction: true,
+          observedAt: 4000,
+        });
+        await store.appendEvents([onlyRetracted]);
+        assert.deepEqual(await store.factHead(ns, 'bob', 'favorite_color'), { beliefs: [], lastObservedAt: 4000 });
+      });
+    });
+
+    describe('Store.factKeys', () => {
+      const sorted = (keys: { namespace: string; subject: string }[]) =>
+        [...keys].sort((x, y) => (x.namespace + '\u0000' + x.subject < y.namespace + '\u0000' + y.subject ? -1 : 1));
+
+      it('lists each (namespace, subject) of a tenant with events of the predicate once', async () => {
+        const tenant = freshTenant();
+        const nsA = `${tenant}:a`;
+        const nsB = `${tenant}:b`;
+        await store.appendEvents([
+          makeEvent(nsA, { subject: 'alice', predicate: 'lives_in', value: 'rome' }),
+          makeEvent(nsA, { subject: 'alice', predicate: 'lives_in', value: 'oslo' }),
+          makeEvent(nsA, { subject: 'bob', predicate: 'lives_in', value: 'paris' }),
+          makeEvent(nsA, { subject: 'carol', predicate: 'name', value: 'Carol' }),
+          makeEvent(nsB, { subject: 'alice', predicate: 'lives_in', value: 'rome' }),
+          // Only a retraction, and not a belief: still has events of the predicate.
+          makeEvent(nsB, { subject: 'dave', predicate: 'lives_in', value: null, valueKey: null, retraction: true }),
+          makeEvent(`${tenant}x:a`, { subject: 'erin', predicate: 'lives_in', value: 'rome' }),
+          makeEvent(`${freshTenant()}:a`, { subject: 'frank', predicate: 'lives_in', value: 'rome' }),
+        ]);
+        assert.deepEqual(sorted(await store.factKeys(tenant, 'lives_in')), [
+          { namespace: nsA, subject: 'alice' },
+          { namespace: nsA, subject: 'bob' },
+          { namespace: nsB, subject: 'alice' },
+          { namespace: nsB, subject: 'dave' },
+        ]);
+        assert.deepEqual(await store.factKeys(tenant, 'name'), [{ namespace: nsA, subject: 'carol' }]);
+        assert.deepEqual(await store.factKeys(tenant, 'knows'), []);
+        assert.deepEqual(await store.factKeys(freshTenant(), 'lives_in'), []);
       });
     });
 
@@ -411,10 +935,17 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
         const doomed = [
           makeEvent(gone, { value: `${w} one` }),
           makeEvent(gone, { subject: 'bob', value: `${w} two` }),
-          makeEvent(gone, { value: null, valueKey: null, retraction: true }),
+          makeEvent(gone, { subject: 'carol', value: null, valueKey: null, retraction: true }),
         ];
         const kept = [makeEvent(sibling, { value: `${w} one` }), makeEvent(foreign, { value: `${w} one` })];
-        await store.appendEvents([...doomed, ...kept]);
+        await store.appendEvents(
+          [...doomed, ...kept],
+          [
+            changeOf(gone, 'alice', 'favorite_color', [[doomed[0]!, [{ value: `${w} zero`, observedAt: 1 }]]]),
+            changeOf(gone, 'bob', 'favorite_color', [doomed[1]!]),
+            ...heldAll(kept),
+          ],
+        );
         const before = await store.countEvents();
 
         assert.equal(await store.purgeNamespace(gone), 3);
@@ -431,6 +962,38 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
           [kept[0]?.id],
         );
         assert.deepEqual(ids(await store.exportEvents({ tenant, limit: 100 })), [kept[0]?.id]);
+
+        // The "now" projection goes with the events.
+        assert.deepEqual(await store.currentBeliefs({ namespace: gone, limit: 100 }), []);
+        assert.deepEqual(await store.searchBeliefs({ namespace: gone, terms: [w], limit: 10 }), []);
+        assert.deepEqual(await store.factHead(gone, 'alice', 'favorite_color'), { beliefs: [], lastObservedAt: null });
+        assert.deepEqual(await store.factHead(gone, 'carol', 'favorite_color'), { beliefs: [], lastObservedAt: null });
+        assert.deepEqual(await store.factKeys(tenant, 'favorite_color'), [{ namespace: sibling, subject: 'alice' }]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: sibling, limit: 100 }), [
+          { event: kept[0], replaced: [] },
+        ]);
+        assert.deepEqual(await store.currentBeliefs({ namespace: foreign, limit: 100 }), [
+          { event: kept[1], replaced: [] },
+        ]);
+        assert.deepEqual(beliefIds(await store.searchBeliefs({ namespace: sibling, terms: [w], limit: 10 })), [
+          kept[0]?.id,
+        ]);
+      });
+
+      it('leaves no belief behind: re-importing the erased events brings back no beliefs', async () => {
+        const ns = freshNamespace();
+        const events = [makeEvent(ns, { value: 'red' }), makeEvent(ns, { subject: 'bob', value: 'teal' })];
+        await store.appendEvents(events, heldAll(events));
+        assert.equal(await store.purgeNamespace(ns), 2);
+        // Same ids again (a restore from an export): the store computes no beliefs, so any found
+        // now would be rows the purge left behind.
+        assert.equal(await store.importEvents(events), 2);
+        assert.deepEqual(await store.currentBeliefs({ namespace: ns, limit: 10 }), []);
+        assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
+          beliefs: [],
+          lastObservedAt: events[0]?.observedAt,
+        });
+        assert.deepEqual(await store.searchBeliefs({ namespace: ns, terms: ['teal'], limit: 10 }), []);
       });
 
       it('returns 0 for a namespace with no events, and a second purge finds nothing', async () => {
@@ -443,11 +1006,17 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
 
       it('lets the namespace be written again afterwards', async () => {
         const ns = freshNamespace();
-        await store.appendEvents([makeEvent(ns, { value: 'old' })]);
+        const old = makeEvent(ns, { value: 'old', observedAt: 5000 });
+        await store.appendEvents([old], heldAll([old]));
         await store.purgeNamespace(ns);
-        const fresh = makeEvent(ns, { value: 'new' });
-        await store.appendEvents([fresh]);
+        const fresh = makeEvent(ns, { value: 'new', observedAt: 1000 });
+        await store.appendEvents([fresh], heldAll([fresh]));
         assert.deepEqual(await store.factEvents({ namespace: ns, maxGroups: 10 }), [fresh]);
+        assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
+          beliefs: [{ event: fresh, replaced: [] }],
+          lastObservedAt: 1000,
+        });
+        assert.deepEqual(await store.searchBeliefs({ namespace: ns, terms: ['old'], limit: 10 }), []);
         assert.deepEqual(
           (await store.searchEvents(ns, ['new'], 10)).map((h) => h.eventId),
           [fresh.id],

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
-import { freshNamespace, makeEvent, storeConformance } from './conformance.ts';
+import { changeOf, freshNamespace, heldAll, makeEvent, storeConformance } from './conformance.ts';
 
 const tempRoot = mkdtempSync(join(tmpdir(), 'tether-sqlite-test-'));
 after(() => rmSync(tempRoot, { recursive: true, force: true }));
@@ -40,7 +40,7 @@ function filesContaining(dir: string, needle: string): string[] {
 }
 
 describe('SqliteStore on disk', () => {
-  it('keeps events, registry versions and keys across close and reopen of the same folder', async () => {
+  it('keeps events, beliefs, registry versions and keys across close and reopen of the same folder', async () => {
     const dir = freshFolder();
     const ns = freshNamespace();
     const tenant = ns.slice(0, ns.indexOf(':'));
@@ -65,7 +65,7 @@ describe('SqliteStore on disk', () => {
     };
 
     const first = openSqliteStore({ dataDir: dir });
-    await first.appendEvents(events);
+    await first.appendEvents(events, heldAll(events));
     await first.appendRegistryVersion(version);
     await first.insertKey(key);
     await first.close();
@@ -80,6 +80,10 @@ describe('SqliteStore on disk', () => {
       assert.deepEqual(await second.registryVersions(tenant), [version]);
       assert.deepEqual(await second.getKey(key.id), key);
       assert.equal(await second.countEvents(), 2);
+      assert.deepEqual(await second.currentBeliefs({ namespace: ns, limit: 10 }), [
+        { event: events[0], replaced: [] },
+        { event: events[1], replaced: [] },
+      ]);
     } finally {
       await second.close();
     }
@@ -123,15 +127,19 @@ describe('SqliteStore.purgeNamespace', () => {
         [gone, goneMark],
         [kept, keptMark],
       ] as const) {
-        await store.appendEvents([
-          makeEvent(ns, {
-            subject: `${mark} person ${i}`,
-            predicate: 'note',
-            value: `${mark} value ${i}`,
-            valueKey: `${mark} value ${i}`,
-            evidence: `said ${mark} at turn ${i}`,
-          }),
-        ]);
+        const e = makeEvent(ns, {
+          subject: `${mark} person ${i}`,
+          predicate: 'note',
+          value: `${mark} value ${i}`,
+          valueKey: `${mark} value ${i}`,
+          evidence: `said ${mark} at turn ${i}`,
+        });
+        // Each event is also a current belief (rows keyed by namespace and subject, with the
+        // marker in what it replaced), so the "now" projection must be erased as well.
+        await store.appendEvents(
+          [e],
+          [changeOf(ns, e.subject, e.predicate, [[e, [{ value: `${mark} earlier value ${i}`, observedAt: i }]]])],
+        );
       }
     }
     return { store, dir, gone, kept, goneMark, keptMark, goneTail };
@@ -139,9 +147,12 @@ describe('SqliteStore.purgeNamespace', () => {
 
   it('erases the namespace and keeps the other one, also after close and reopen', async () => {
     const { store, dir, gone, kept, keptMark } = await seeded();
+    assert.equal((await store.currentBeliefs({ namespace: gone, limit: 1000 })).length, ROWS);
     assert.equal(await store.purgeNamespace(gone), ROWS);
     assert.deepEqual(await store.exportEvents({ namespace: gone, limit: 10 }), []);
+    assert.deepEqual(await store.currentBeliefs({ namespace: gone, limit: 10 }), []);
     assert.equal((await store.searchEvents(kept, [keptMark], 1000)).length, ROWS);
+    assert.equal((await store.searchBeliefs({ namespace: kept, terms: [keptMark], limit: 1000 })).length, ROWS);
     await store.close();
     assert.ok(filesContaining(dir, keptMark).includes('tether.db'), 'the other namespace is still on disk');
 
@@ -151,6 +162,8 @@ describe('SqliteStore.purgeNamespace', () => {
       assert.equal((await reopened.exportEvents({ namespace: kept, limit: 1000 })).length, ROWS);
       assert.equal((await reopened.searchEvents(kept, [keptMark], 1000)).length, ROWS);
       assert.equal(await reopened.countEvents(), ROWS);
+      assert.deepEqual(await reopened.currentBeliefs({ namespace: gone, limit: 10 }), []);
+      assert.equal((await reopened.currentBeliefs({ namespace: kept, limit: 1000 })).length, ROWS);
     } finally {
       await reopened.close();
     }
