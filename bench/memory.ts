@@ -21,7 +21,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createProgress } from '../src/cli/progress.ts';
+import { systemClock } from '../src/common/clock.ts';
 import { newEventId } from '../src/common/ids.ts';
+import { MemoryEngine } from '../src/memory/engine.ts';
+import { starterRegistry } from '../src/memory/registry.ts';
+import { RegistryBook } from '../src/memory/registry-book.ts';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { type LoadRequest, type LoadResult, LoopbackClient, runLoad } from './lib/http-load.ts';
 import { MAIN_NAMESPACE, MemoryDataset, NAMESPACES, rng, subjectsFor } from './lib/memory-data.ts';
@@ -396,6 +400,12 @@ async function main(): Promise<void> {
   try {
     for (const size of SIZES) {
       store = openSqliteStore({ dataDir });
+      // Loaded through the engine's import, so the "now" projection of beliefs is built as it would be.
+      const loader = new MemoryEngine({
+        store,
+        registries: new RegistryBook(store, systemClock, starterRegistry('personal')),
+        clock: systemClock,
+      });
       const have = await store.countEvents();
       const subjects = subjectsFor(size);
       dataset.useSubjects(subjects);
@@ -404,7 +414,7 @@ async function main(): Promise<void> {
       const progress = createProgress({ label: `loading ${fmt(size)}`, total: toLoad, unit: 'events' });
       for (let left = toLoad; left > 0; left -= BATCH) {
         const n = Math.min(BATCH, left);
-        await store.importEvents(dataset.next(n));
+        await loader.importEvents(dataset.next(n));
         progress.tick(n);
       }
       progress.done();

@@ -4,13 +4,9 @@
  * copy of the Tether database file (same schema, same data, same pragmas as the SQLite store), with no
  * HTTP, no validation and no folding: what the hardware and SQLite give at best.
  */
-import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
-
-/** Same opaque namespace token as the SQLite store's FTS column `ns` (sha256, 20 hex). */
-export function nsToken(namespace: string): string {
-  return `n${createHash('sha256').update(namespace).digest('hex').slice(0, 20)}`;
-}
+import { ftsBody, ftsMatch } from '../../src/store/sqlite/fts.ts';
+import type { StoredEvent } from '../../src/store/store.ts';
 
 /** One new row for `insert`. */
 export interface RawRow {
@@ -29,7 +25,7 @@ export class RawSqlite {
   readonly #search: Database.Statement;
   readonly #insertEvent: Database.Statement;
   readonly #insertFts: Database.Statement;
-  readonly #insertTx: (r: RawRow, now: number, ns: string) => void;
+  readonly #insertTx: (r: RawRow, now: number) => void;
 
   constructor(path: string) {
     const db = new Database(path);
@@ -40,18 +36,18 @@ export class RawSqlite {
     db.pragma('cache_size = -65536');
     // One (namespace, subject, predicate) group by the events_fact index.
     this.#point = db.prepare('SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq');
-    // Top 50 by bm25 within the namespace, joined to their rows.
+    // The newest 50 matches within the namespace (same index and tokens as the store), joined to their rows.
     this.#search = db.prepare(
-      `SELECT e.* FROM (SELECT rowid, rank FROM events_fts WHERE events_fts MATCH ? ORDER BY rank LIMIT 50) f
-       JOIN events e ON e.seq = f.rowid ORDER BY f.rank`,
+      `SELECT e.* FROM events_fts f JOIN events e ON e.seq = f.rowid
+       WHERE events_fts MATCH ? ORDER BY f.rowid DESC LIMIT 50`,
     );
     this.#insertEvent = db.prepare(
       `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind,
          confidence, source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, 1, NULL, NULL, ?, ?, NULL, NULL, NULL)`,
     );
-    this.#insertFts = db.prepare('INSERT INTO events_fts (rowid, ns, body) VALUES (?, ?, ?)');
-    this.#insertTx = db.transaction((r: RawRow, now: number, ns: string) => {
+    this.#insertFts = db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    this.#insertTx = db.transaction((r: RawRow, now: number) => {
       const info = this.#insertEvent.run(
         r.id,
         r.namespace,
@@ -63,7 +59,16 @@ export class RawSqlite {
         now,
         now,
       );
-      this.#insertFts.run(info.lastInsertRowid, ns, `${r.subject} ${r.predicate} ${r.value}`);
+      this.#insertFts.run(
+        info.lastInsertRowid,
+        ftsBody({
+          namespace: r.namespace,
+          subject: r.subject,
+          predicate: r.predicate,
+          value: r.value,
+          evidence: null,
+        } as StoredEvent),
+      );
     });
   }
 
@@ -72,15 +77,14 @@ export class RawSqlite {
     return this.#point.all(namespace, subject, predicate);
   }
 
-  /** Top 50 rows matching all `terms` in `namespace`. */
+  /** The newest 50 rows matching all `terms` in `namespace`. */
   search(namespace: string, terms: string[]): unknown[] {
-    const quoted = terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' AND ');
-    return this.#search.all(`ns:${nsToken(namespace)} AND body:(${quoted})`);
+    return this.#search.all(ftsMatch(namespace, terms));
   }
 
   /** One event row and its FTS entry, in their own transaction (what one stored remember writes). */
   insert(row: RawRow): void {
-    this.#insertTx(row, Date.now(), nsToken(row.namespace));
+    this.#insertTx(row, Date.now());
   }
 
   close(): void {

@@ -8,7 +8,16 @@
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
 import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
-import { type AssertOutcome, applyAssertion, applyRetraction, type FactState, needsLog } from './fact-state.ts';
+import {
+  type AssertOutcome,
+  applyAssertion,
+  applyRetraction,
+  changeOf,
+  type FactState,
+  needsLog,
+  newFactState,
+} from './fact-state.ts';
+import { foldFact } from './fold.ts';
 
 /** Most jobs in one batch. */
 const MAX_BATCH = 512;
@@ -121,8 +130,9 @@ export class MemoryWriter {
           const out: (AssertOutcome & { event: StoredEvent | null })[] = [];
           for (const item of job.items) {
             const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
-            const state = await this.#fact(facts, e.namespace, e.subject, e.predicate);
-            if (needsLog(state, e)) await this.#loadLog(state, events);
+            const single = item.def.cardinality === 'single';
+            const state = await this.#fact(facts, e, single ? null : e.valueKey);
+            if (needsLog(state, e)) await this.#loadLog(state, events, item.def.cardinality);
             const r = applyAssertion(state, e, item.def.cardinality);
             if (!r.alreadyKnown) events.push(e);
             out.push({ ...r, event: r.alreadyKnown ? null : e });
@@ -130,7 +140,12 @@ export class MemoryWriter {
           settle.push(() => job.done(out));
         } else {
           const { item } = job;
-          const state = await this.#fact(facts, job.namespace, item.subject, item.def.name);
+          const single = item.def.cardinality === 'single';
+          const state = await this.#fact(
+            facts,
+            { namespace: job.namespace, subject: item.subject, predicate: item.def.name },
+            single ? null : item.valueKey,
+          );
           const hit = state.beliefs.filter((b) => item.valueKey === null || b.event.valueKey === item.valueKey);
           if (hit.length === 0) {
             settle.push(() => job.done({ withdrawn: 0, event: null }));
@@ -161,14 +176,7 @@ export class MemoryWriter {
           settle.push(() => job.done({ withdrawn: hit.length, event: r }));
         }
       }
-      const changes: BeliefChange[] = [...facts.values()]
-        .filter((f) => f.changed)
-        .map((f) => ({
-          namespace: f.namespace,
-          subject: f.subject,
-          predicate: f.predicate,
-          current: f.beliefs.map((b) => ({ eventId: b.event.id, replaced: b.replaced })),
-        }));
+      const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
       if (events.length > 0 || changes.length > 0) await this.#store.appendEvents(events, changes);
       this.lastBatchSize = jobs.length;
     } catch (err) {
@@ -178,32 +186,35 @@ export class MemoryWriter {
     for (const s of settle) s();
   }
 
+  /**
+   * The state of a fact, with the beliefs a write needs loaded: every belief (`valueKey` null: single
+   * facts, blanket retractions) or those holding `valueKey` (multi facts, which may hold thousands).
+   */
   async #fact(
     facts: Map<string, FactState>,
-    namespace: string,
-    subject: string,
-    predicate: string,
+    key: { namespace: string; subject: string; predicate: string },
+    valueKey: string | null,
   ): Promise<FactState> {
-    const k = `${namespace}\u0000${subject}\u0000${predicate}`;
-    let state = facts.get(k);
-    if (!state) {
-      const head = await this.#store.factHead(namespace, subject, predicate);
-      state = {
-        namespace,
-        subject,
-        predicate,
-        beliefs: head.beliefs,
-        lastObservedAt: head.lastObservedAt,
-        log: null,
-        changed: false,
-      };
-      facts.set(k, state);
-    }
-    return state;
+    const k = `${key.namespace}\u0000${key.subject}\u0000${key.predicate}`;
+    const known = facts.get(k);
+    if (known && (known.complete || (valueKey !== null && known.knownKeys.has(valueKey)))) return known;
+    const head = await this.#store.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined);
+    const s = known ?? newFactState(key, head.lastObservedAt);
+    facts.set(k, s);
+    // Merge what the store holds with what this batch already changed.
+    const fresh = head.beliefs.filter(
+      (b) => !s.removed.has(b.event.id) && !s.beliefs.some((x) => x.event.id === b.event.id),
+    );
+    s.beliefs = [...fresh, ...s.beliefs].sort(
+      (a, b) => a.event.observedAt - b.event.observedAt || (a.event.id < b.event.id ? -1 : 1),
+    );
+    if (valueKey === null) s.complete = true;
+    else s.knownKeys.add(valueKey);
+    return s;
   }
 
-  /** Loads the fact's stored log plus what this batch already wrote to it. */
-  async #loadLog(state: FactState, pending: StoredEvent[]): Promise<void> {
+  /** Loads the fact's stored log plus what this batch already wrote to it, and folds it. */
+  async #loadLog(state: FactState, pending: StoredEvent[], cardinality: 'single' | 'multi'): Promise<void> {
     const stored = await this.#store.groupEvents(state.namespace, [
       { subject: state.subject, predicate: state.predicate },
     ]);
@@ -213,5 +224,8 @@ export class MemoryWriter {
         (e) => e.namespace === state.namespace && e.subject === state.subject && e.predicate === state.predicate,
       ),
     ];
+    state.beliefs = foldFact(state.log, cardinality);
+    state.complete = true;
+    state.replaceAll = true;
   }
 }

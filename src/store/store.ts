@@ -106,12 +106,18 @@ export interface CurrentBelief {
   replaced: Replaced[];
 }
 
-/** The beliefs of one (subject, predicate) after a write: replaces whatever the store held for it. */
+/**
+ * How the beliefs of one (subject, predicate) change with a write: either `current` (the whole new
+ * set, replacing whatever the store held for the fact) or an increment (`remove` these event ids,
+ * then `add` these beliefs).
+ */
 export interface BeliefChange {
   namespace: string;
   subject: string;
   predicate: string;
-  current: { eventId: string; replaced: Replaced[] }[];
+  current?: { eventId: string; replaced: Replaced[] }[];
+  remove?: string[];
+  add?: { eventId: string; replaced: Replaced[] }[];
 }
 
 /** Which current beliefs to read. */
@@ -161,10 +167,13 @@ export interface Store {
   replaceBeliefs(changes: BeliefChange[]): Promise<void>;
   /** Current beliefs matching `query`, in subject, predicate, observed_at order. */
   currentBeliefs(query: BeliefQuery): Promise<CurrentBelief[]>;
-  /** Current beliefs whose assertion matches every term, newest first. */
+  /** Current beliefs whose assertion matches every term, newest written first. */
   searchBeliefs(query: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]>;
-  /** Current beliefs and latest event time of one fact. */
-  factHead(namespace: string, subject: string, predicate: string): Promise<FactHead>;
+  /**
+   * Current beliefs and latest event time of one fact.
+   * @param valueKey only the beliefs holding this value (a multi fact may hold thousands)
+   */
+  factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead>;
   /** Every (namespace, subject) of a tenant that has events of `predicate`. */
   factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]>;
   /** Inserts events keeping their ids; an id already present is skipped. Returns how many were inserted. */
@@ -176,7 +185,7 @@ export interface Store {
   /**
    * Full-text search over the events (any value, held or not) of one namespace.
    * @param terms words (from `common/words.ts`) that must all match
-   * @returns hits, newest first
+   * @returns hits, newest written first
    */
   searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]>;
   /** Events in id order for export. */

@@ -41,9 +41,11 @@ CREATE TABLE IF NOT EXISTS beliefs (
   namespace TEXT NOT NULL,
   subject TEXT NOT NULL,
   predicate TEXT NOT NULL,
+  value_key TEXT,
   replaced TEXT NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS beliefs_fact ON beliefs (namespace, subject, predicate);
+CREATE INDEX IF NOT EXISTS beliefs_value ON beliefs (namespace, subject, predicate, value_key);
 CREATE INDEX IF NOT EXISTS beliefs_predicate ON beliefs (namespace, predicate);
 
 CREATE TABLE IF NOT EXISTS registry_versions (

@@ -78,13 +78,19 @@ export class SqliteStore implements Store {
       this.#sql('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(info.lastInsertRowid, ftsBody(e));
     };
     const applyChanges = (changes: BeliefChange[]): void => {
-      const del = this.#sql('DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ?');
+      const delFact = this.#sql('DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ?');
+      const delOne = this.#sql('DELETE FROM beliefs WHERE event_id = ?');
+      // value_key comes from the event row, so a belief can only point at a stored event's value.
       const ins = this.#sql(
-        'INSERT OR REPLACE INTO beliefs (event_id, namespace, subject, predicate, replaced) VALUES (?, ?, ?, ?, ?)',
+        `INSERT OR REPLACE INTO beliefs (event_id, namespace, subject, predicate, value_key, replaced)
+         VALUES (?, ?, ?, ?, (SELECT value_key FROM events WHERE id = ?), ?)`,
       );
       for (const c of changes) {
-        del.run(c.namespace, c.subject, c.predicate);
-        for (const b of c.current) ins.run(b.eventId, c.namespace, c.subject, c.predicate, JSON.stringify(b.replaced));
+        if (c.current) delFact.run(c.namespace, c.subject, c.predicate);
+        for (const id of c.remove ?? []) delOne.run(id);
+        for (const b of [...(c.current ?? []), ...(c.add ?? [])]) {
+          ins.run(b.eventId, c.namespace, c.subject, c.predicate, b.eventId, JSON.stringify(b.replaced));
+        }
       }
     };
     this.#appendTx = db.transaction((events: StoredEvent[], changes: BeliefChange[]) => {
@@ -148,8 +154,16 @@ export class SqliteStore implements Store {
     return rows.map(rowToBelief);
   }
 
-  async factHead(namespace: string, subject: string, predicate: string): Promise<FactHead> {
-    const beliefs = await this.currentBeliefs({ namespace, subject, predicate, limit: 100_000 });
+  async factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead> {
+    const beliefs =
+      valueKey === undefined
+        ? await this.currentBeliefs({ namespace, subject, predicate, limit: 1_000_000 })
+        : (
+            this.#sql(
+              `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
+               WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?`,
+            ).all(namespace, subject, predicate, valueKey) as BeliefRow[]
+          ).map(rowToBelief);
     const last = this.#sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
       .pluck()
       .get(namespace, subject, predicate) as number | null;
