@@ -16,21 +16,31 @@ export const SHARED_KEY = '-';
  */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
+  const len = header.length;
   let at = 0;
-  while (at < header.length) {
-    while (header.charCodeAt(at) === 32 || header.charCodeAt(at) === 59) at++;
+  while (at < len) {
+    while (at < len && isCookieSpace(header.charCodeAt(at))) at++;
+    let end = header.indexOf(';', at);
+    if (end < 0) end = len;
     const eq = header.indexOf('=', at);
-    if (eq < 0) return undefined;
-    let end = header.indexOf(';', eq);
-    if (end < 0) end = header.length;
-    if (eq - at === name.length && header.startsWith(name, at)) {
-      let v = header.slice(eq + 1, end).trim();
-      if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
-      return v.length > 0 ? v : undefined;
+    // A pair without '=' before its ';' (e.g. `flag`) has no value: skip just that pair.
+    if (eq >= 0 && eq < end) {
+      let nameEnd = eq;
+      while (nameEnd > at && isCookieSpace(header.charCodeAt(nameEnd - 1))) nameEnd--;
+      if (nameEnd - at === name.length && header.startsWith(name, at)) {
+        let v = header.slice(eq + 1, end).trim();
+        if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.slice(1, -1);
+        return v.length > 0 ? v : undefined;
+      }
     }
     at = end + 1;
   }
   return undefined;
+}
+
+/** Space or horizontal tab. */
+function isCookieSpace(c: number): boolean {
+  return c === 32 || c === 9;
 }
 
 /**
