@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../common/clock.ts';
+import { TetherError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/log.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
@@ -15,6 +16,7 @@ import type { SessionStore } from '../sessions/session-store.ts';
 import { createAdminHandler } from './admin-server.ts';
 import { createGatewayCore } from './core.ts';
 import { createHttpProxy } from './proxy/http-proxy.ts';
+import { sendSocketError } from './proxy/respond.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
 import { Router } from './router.ts';
 import { loadServices } from './services/load-services.ts';
@@ -105,8 +107,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   pub.on('upgrade', createUpgradeProxy({ router, scheduler }));
   pub.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+    // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
+    sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));
   });
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics }));
 
