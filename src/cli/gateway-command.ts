@@ -22,6 +22,7 @@ interface GatewayFlags {
   host: string;
   startTimeout: string;
   proxyTimeout: string;
+  adminToken?: string;
 }
 
 /** Registers `tether gateway`. */
@@ -37,6 +38,10 @@ export function registerGatewayCommand(program: Command): void {
     .option('--queue-timeout <duration>', 'max wait of a new session for a slot', '30s')
     .option('--start-timeout <duration>', 'max time an instance may take to become ready', '60s')
     .option('--proxy-timeout <duration>', 'upstream inactivity timeout (0 = none)', '5m')
+    .option(
+      '--admin-token <token>',
+      'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
+    )
     .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
     .action(async (flags: GatewayFlags) => {
       if (flags.sessionStore !== 'memory') {
@@ -52,6 +57,7 @@ export function registerGatewayCommand(program: Command): void {
         queueTimeoutMs: duration('--queue-timeout', flags.queueTimeout),
         startTimeoutMs: duration('--start-timeout', flags.startTimeout),
         proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
+        adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
         sessionStore: new MemorySessionStore(),
         log,
       });

@@ -2,11 +2,14 @@
  * @module
  * The admin side of the gateway, bound to 127.0.0.1 only: `GET /_tether/services`, `/_tether/sessions`,
  * `/_tether/instances`, `/_tether/instances/{name}/logs`, `/metrics`, `/healthz`. Read-only views of
- * the gateway state; never mounted on the public port. Created by gateway.ts.
+ * the gateway state; never mounted on the public port. `/_tether/sessions` lists raw session keys (each one
+ * is the bearer of its session), hence loopback only and, with `adminToken`, a bearer token on every route.
+ * Created by gateway.ts.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { formatDuration } from '../common/durations.ts';
-import { notFound, TetherError } from '../common/errors.ts';
+import { notFound, TetherError, unauthenticated } from '../common/errors.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -19,6 +22,8 @@ export interface AdminOptions {
   runtime: InstanceRuntime;
   store: SessionStore;
   metrics: GatewayMetrics;
+  /** When set, every admin route needs `Authorization: Bearer <adminToken>` (else 401). @default undefined (none) */
+  adminToken?: string;
 }
 
 const LOGS_PATH = /^\/_tether\/instances\/([a-z0-9-]+)\/logs$/;
@@ -31,8 +36,13 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
     '/_tether/instances': () => o.services.flatMap((svc) => [...svc.instances.values()].map(describeInstance)),
     '/healthz': () => ({ status: 'ok' }),
   };
+  const tokenDigest = o.adminToken ? digest(`Bearer ${o.adminToken}`) : undefined;
   return function admin(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
+    if (tokenDigest && !timingSafeEqual(digest(req.headers.authorization ?? ''), tokenDigest)) {
+      sendError(res, unauthenticated('the admin API needs Authorization: Bearer <admin token>'));
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       sendError(res, new TetherError('method_not_allowed', `method ${req.method} is not allowed here`));
       return;
@@ -55,6 +65,11 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       throw notFound(`path ${path}`);
     })().catch((err: unknown) => sendError(res, err));
   };
+}
+
+/** SHA-256 of a header value: equal lengths for a constant-time comparison. */
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
 }
 
 function sendJson(res: ServerResponse, value: unknown): void {

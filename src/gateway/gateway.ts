@@ -46,6 +46,11 @@ export interface GatewayOptions {
   graceMs?: number;
   /** Reconcile tick (ms). @default 200 */
   reconcileIntervalMs?: number;
+  /**
+   * When set, every admin route needs `Authorization: Bearer <adminToken>` (401 otherwise). The admin API lists
+   * raw session keys, so set it whenever other local users share the machine. @default undefined (none)
+   */
+  adminToken?: string;
   /** Wait for the initial warm pool and min-scale instances before resolving. @default true */
   waitForWarm?: boolean;
   sessionStore?: SessionStore;
@@ -110,7 +115,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
     sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));
   });
-  const admin = createServer(createAdminHandler({ services, runtime, store, metrics }));
+  const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));
 
   const cleanup = async () => {
     await runtime.close();
