@@ -58,6 +58,7 @@ export class InstancePool {
       inflight: 0,
       ready: Promise.resolve(),
       resuming: null,
+      exited: false,
     };
     svc.instances.set(name, inst);
     this.#byName.set(name, inst);
@@ -134,13 +135,11 @@ export class InstancePool {
         await this.#o.runtime.delete(inst.name);
         throw new Error(`instance ${inst.name} was deleted while starting`);
       }
-      if (inst.warm) {
-        await warmUp(inst, cfg.container.readinessPath ?? '/');
-        inst.state = 'running';
-        await this.pause(inst);
-      } else {
-        inst.state = 'running';
-      }
+      if (inst.warm) await warmUp(inst, cfg.container.readinessPath ?? '/');
+      // It may have exited after start resolved (e.g. on the warm-up request): #exited left it to us.
+      if (inst.exited) throw new Error(`instance ${inst.name} exited while starting`);
+      inst.state = 'running';
+      if (inst.warm) await this.pause(inst);
       this.#o.log.info({ instance: inst.name, pid: inst.pid, warm: inst.warm }, 'instance ready');
     } catch (err) {
       if (inst.state !== 'stopping') {
@@ -160,6 +159,7 @@ export class InstancePool {
   #exited(name: string, exit: InstanceExit): void {
     const inst = this.#byName.get(name);
     if (!inst) return;
+    inst.exited = true;
     if (!exit.requested) this.#o.log.warn({ instance: name, code: exit.code, signal: exit.signal }, 'instance died');
     // While starting, #boot sees the failure and calls #gone itself.
     if (inst.state === 'starting' || (inst.state === 'stopping' && inst.agent === null)) return;

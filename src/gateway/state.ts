@@ -33,6 +33,8 @@ export interface InstanceEntry {
   ready: Promise<void>;
   /** Pending resume, awaited by concurrent requests. */
   resuming: Promise<void> | null;
+  /** True once the runtime reported its exit (it may still be `starting` then: #boot re-checks it). */
+  exited: boolean;
 }
 
 /** One session bound to one instance. */

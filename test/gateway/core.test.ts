@@ -1,51 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../src/common/clock.ts';
 import { isTetherError } from '../../src/common/errors.ts';
-import { silentLogger } from '../../src/common/log.ts';
-import { createGatewayCore, type GatewayCore } from '../../src/gateway/core.ts';
-import { parseManifestText } from '../../src/gateway/services/load-services.ts';
-import type { ServiceState } from '../../src/gateway/state.ts';
-import { MemorySessionStore } from '../../src/sessions/memory-store.ts';
-import { FakeRuntime } from './helpers/fake-runtime.ts';
-import { serviceYaml } from './helpers/harness.ts';
-
-function setup(annotations: Record<string, string>, opts: { queueTimeoutMs?: number; maxQueue?: number } = {}) {
-  const clock = new ManualClock();
-  const runtime = new FakeRuntime();
-  const store = new MemorySessionStore();
-  const core = createGatewayCore({
-    services: parseManifestText(serviceYaml('svc', annotations), '/m/svc.yaml'),
-    domain: 'example.com',
-    runtime,
-    store,
-    clock,
-    log: silentLogger(),
-    queueTimeoutMs: opts.queueTimeoutMs ?? 60_000,
-    maxQueue: opts.maxQueue,
-    startTimeoutMs: 5000,
-  });
-  const svc = core.services[0] as ServiceState;
-  return { clock, runtime, store, core, svc };
-}
-
-const never = new AbortController().signal;
-
-/** Acquires and releases one request of `key` (a whole request). */
-async function hit(core: GatewayCore, svc: ServiceState, key: string) {
-  const s = await core.scheduler.acquire(svc, key, never);
-  core.scheduler.release(s);
-  return s;
-}
-
-/** Lets pending starts, exits and pokes settle. */
-async function settle(core: GatewayCore, svc: ServiceState): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    await Promise.all([...svc.instances.values()].map((x) => x.ready.catch(() => {})));
-    await new Promise((r) => setImmediate(r));
-  }
-  core.reconcile();
-}
+import { hit, never, settle, setupCore as setup } from './helpers/core-setup.ts';
 
 describe('gateway core (fake runtime, manual clock)', () => {
   it('delete policy: ends an idle session and deletes its instance exactly at the timeout', async () => {

@@ -23,6 +23,8 @@ export class FakeRuntime implements InstanceRuntime {
   gate: Promise<void> | undefined;
   /** When true, starts fail. */
   failStarts = false;
+  /** When true, each instance dies on its own right after its start resolved (before any warm-up). */
+  dieAfterStart = false;
   #pid = 1000;
   readonly #listeners: Array<(name: string, exit: InstanceExit) => void> = [];
 
@@ -32,6 +34,7 @@ export class FakeRuntime implements InstanceRuntime {
     if (this.failStarts) throw new Error(`instance ${spec.name} exited before it was ready`);
     const pid = ++this.#pid;
     this.live.set(spec.name, { paused: false, pid });
+    if (this.dieAfterStart) queueMicrotask(() => this.kill(spec.name));
     return { name: spec.name, pid, host: '127.0.0.1', port: 1 };
   }
   async pause(name: string): Promise<void> {
