@@ -2,7 +2,8 @@
  * @module
  * Wires workload identity (`POST /v1/auth/kubernetes`) into `tether memory` from its flags. With no
  * kubeconfig, no KUBECONFIG and no cluster around, the route answers 503 saying so instead of
- * stopping the server, so the embedded defaults still start on a laptop.
+ * stopping the server, so the embedded defaults still start on a laptop; a kubeconfig that is given
+ * but cannot be used stops the server at start.
  */
 import { createKubernetesExchanger } from '../auth/exchange/kubernetes-exchanger.ts';
 import type { WorkloadExchanger } from '../auth/exchange/types.ts';
@@ -27,23 +28,28 @@ export function kubernetesPlugins(flags: MemoryFlags, log: Logger): NonNullable<
   if (!flags.kubernetes) return [];
   const keyTtlMs = parseDuration(flags.kubernetesKeyTtl);
   if (!(keyTtlMs >= 1000)) throw new Error(`--kubernetes-key-ttl must be at least 1s: got ${flags.kubernetesKeyTtl}`);
+  const timeoutMs = parseDuration(flags.kubernetesTimeout);
+  if (!(timeoutMs >= 1 && timeoutMs <= 10_000)) {
+    throw new Error(`--kubernetes-timeout must be between 1ms and 10s: got ${flags.kubernetesTimeout}`);
+  }
+  const options = {
+    kubeconfig: flags.kubeconfig,
+    audience: flags.audience,
+    allowedNamespaces: list(flags.allowedNamespaces),
+    allowedServiceAccounts: list(flags.allowedServiceAccounts),
+    requestTimeoutMs: Math.round(timeoutMs),
+    log: log.child({ component: 'kubernetes-exchange' }),
+  };
   let exchanger: WorkloadExchanger;
-  try {
-    exchanger = createKubernetesExchanger({
-      kubeconfig: flags.kubeconfig,
-      audience: flags.audience,
-      allowedNamespaces: list(flags.allowedNamespaces),
-      allowedServiceAccounts: list(flags.allowedServiceAccounts),
-      requestTimeoutMs: Math.min(parseDuration(flags.kubernetesTimeout), 10_000),
-      log: log.child({ component: 'kubernetes-exchange' }),
-    });
+  if (flags.kubeconfig || process.env.KUBECONFIG || process.env.KUBERNETES_SERVICE_HOST) {
+    // Configured: a bad kubeconfig is an error at start, not a silent 503 later.
+    exchanger = createKubernetesExchanger(options);
     log.info({ audience: flags.audience, keyTtlMs }, 'workload identity on: POST /v1/auth/kubernetes');
-  } catch (err) {
-    const reason = (err as Error).message;
-    log.info({ reason }, 'workload identity off: no Kubernetes API server configured');
+  } else {
+    log.info('workload identity off: no --kubeconfig, no KUBECONFIG and not in a cluster');
     exchanger = {
       exchange: async () => {
-        throw unavailable(`workload identity is not configured on this server: ${reason}`, 60);
+        throw unavailable('workload identity is not configured on this server (no Kubernetes API server)', 60);
       },
     };
   }

@@ -66,7 +66,9 @@ export class TetherClient {
    * A client that exchanges a projected workload token for short-lived keys, re-reading `tokenFile`
    * at each exchange and exchanging again before the key expires or once on `key_expired`.
    */
-  static fromWorkloadToken(options: ClientOptions & { tokenFile: string; refreshBeforeMs?: number }): TetherClient {
+  static fromWorkloadToken(
+    options: ClientOptions & { tokenFile: string; refreshBeforeMs?: number; now?: () => number },
+  ): TetherClient {
     const f = options.fetch ?? fetch;
     const keys = workloadKey({
       url: options.url,
@@ -74,6 +76,7 @@ export class TetherClient {
       refreshBeforeMs: options.refreshBeforeMs,
       fetch: f,
       fail: errorOf,
+      now: options.now,
     });
     return new TetherClient(options.url, keys, f);
   }

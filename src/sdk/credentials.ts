@@ -41,6 +41,7 @@ export function workloadKey(options: WorkloadKeyOptions): KeyProvider & { last: 
   const refreshBefore = options.refreshBeforeMs ?? 60_000;
   const now = options.now ?? Date.now;
   let current: ExchangeJson | null = null;
+  let obtainedAt = 0;
   let inFlight: Promise<ExchangeJson> | null = null;
 
   const exchange = async (): Promise<ExchangeJson> => {
@@ -58,13 +59,20 @@ export function workloadKey(options: WorkloadKeyOptions): KeyProvider & { last: 
     renewable: true,
     last: () => current,
     async key() {
-      const fresh = current && Date.parse(current.expires_at) - refreshBefore > now();
-      if (fresh && current) return current.key;
+      if (current) {
+        const expires = Date.parse(current.expires_at);
+        // Refresh a margin before expiry, but never more than half the key's life early: a short-lived
+        // key (or a token near its end) must not cause an exchange on every call.
+        const margin = Math.min(refreshBefore, (expires - obtainedAt) / 2);
+        if (expires - margin > now()) return current.key;
+      }
       // One exchange at a time, however many calls wait for it.
       inFlight ??= exchange().finally(() => {
         inFlight = null;
       });
+      const started = now();
       current = await inFlight;
+      obtainedAt = started;
       return current.key;
     },
     invalidate() {

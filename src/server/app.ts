@@ -7,13 +7,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { KeyService } from '../auth/key-service.ts';
 import type { Clock } from '../common/clock.ts';
+import { TetherError, unavailable } from '../common/errors.ts';
 import type { Logger } from '../common/log.ts';
 import { MemoryEngine } from '../memory/engine.ts';
 import { MemoryReader } from '../memory/recall.ts';
 import { RegistryBook } from '../memory/registry-book.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
-import { installErrorHandlers } from './error-handler.ts';
+import { installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -58,7 +59,15 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     bodyLimit: BODY_LIMIT,
     // One line per request costs throughput; errors and refusals are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    // Our own 503 (below) has the wire error shape and a Retry-After; Fastify's has neither.
+    return503OnClosing: false,
+    frameworkErrors: function frameworkError(err, _req, reply) {
+      const bad = err.code === 'FST_ERR_BAD_URL' ? 'url: is not a valid URL' : `request: ${err.message}`;
+      return sendError(
+        reply,
+        new TetherError('invalid_request', bad, { field: err.code === 'FST_ERR_BAD_URL' ? 'url' : 'request' }),
+      );
+    },
     forceCloseConnections: 'idle',
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
@@ -67,6 +76,18 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   const metrics = createMemoryMetrics({ store, keys, collectDefaults: options.processMetrics });
 
   installErrorHandlers(app);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw unavailable('server is shutting down', 1);
+  });
+  // While closing, every answer (also of requests already in flight) closes its connection, so
+  // keep-alive clients let go and close() finishes as soon as the in-flight requests have.
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onResponse', async (req, reply) => {
     metrics.requestDuration.observe(
       { method: req.method, route: req.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },

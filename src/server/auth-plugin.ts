@@ -37,7 +37,8 @@ export const authPlugin = fp(
   ) {
     const verify = opts.verify ?? ((key: string) => opts.keys.verify(key));
     app.decorateRequest('auth', null as unknown as AuthContext);
-    app.addHook('preHandler', async function authenticate(req) {
+    // onRequest: a caller without a valid key is refused before its body is read or parsed.
+    app.addHook('onRequest', async function authenticate(req) {
       if (req.routeOptions.config?.public || req.is404) return;
       req.auth = await verify(bearerOf(req));
     });

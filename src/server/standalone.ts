@@ -14,6 +14,9 @@ import type { PredicateDef, Store } from '../store/store.ts';
 import { createMemoryServer, type MemoryServer } from './app.ts';
 import type { MemoryMetrics } from './metrics.ts';
 
+/** How long an expired key is kept (so `key_expired`, not `unauthenticated`, answers its late use), ms. */
+export const EXPIRED_KEY_RETENTION_MS = 24 * 3_600_000;
+
 /** Options for `startMemoryServer`. */
 export interface StandaloneOptions {
   /** @default '127.0.0.1' */
@@ -64,6 +67,13 @@ export async function startMemoryServer(options: StandaloneOptions): Promise<Run
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
+  // Exchanged keys live minutes; sweep them a day after they expire so the table stays small.
+  const sweep = setInterval(() => {
+    store.deleteExpiredKeys(clock.now() - EXPIRED_KEY_RETENTION_MS).catch((err: unknown) => {
+      options.log.warn({ err: (err as Error).message }, 'expired key sweep failed');
+    });
+  }, 600_000);
+  sweep.unref();
   let closing: Promise<void> | undefined;
   return {
     url: address.replace('[::1]', 'localhost'),
@@ -73,6 +83,7 @@ export async function startMemoryServer(options: StandaloneOptions): Promise<Run
     keys,
     close() {
       closing ??= (async () => {
+        clearInterval(sweep);
         await server.app.close();
         await store.close();
       })();

@@ -199,6 +199,8 @@ export interface Store {
   getKey(id: string): Promise<KeyRecord | null>;
   /** Keys of one tenant, or all when `tenant` is `*`. */
   listKeys(tenant: string): Promise<KeyRecord[]>;
+  /** Deletes keys that expired before `before` (epoch ms). Returns how many. */
+  deleteExpiredKeys(before: number): Promise<number>;
   /** Marks a key revoked; false when there is no such key. */
   revokeKey(id: string, at: number): Promise<boolean>;
   /** Total events stored (metrics, bench). */

@@ -5,7 +5,7 @@
  * gets a token file (re-issued before it expires) and `TETHER_URL` / `TETHER_TOKEN_FILE`; when the
  * instance ends, its pod goes and its token stops passing review. Wraps any `InstanceRuntime`.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LocalIdentityAuthority } from '../auth/local-authority/authority.ts';
 import type { Logger } from '../common/log.ts';
@@ -38,7 +38,9 @@ export function withWorkloadIdentity(runtime: InstanceRuntime, o: IdentityRuntim
     const inst = live.get(name);
     if (!inst) return;
     const token = await o.authority.issueToken(inst.namespace, name, audience, ttl);
-    writeFileSync(inst.file, token, { mode: 0o600 });
+    // Write then rename, as the kubelet does: a reader never sees half a token.
+    writeFileSync(`${inst.file}.tmp`, token, { mode: 0o600 });
+    renameSync(`${inst.file}.tmp`, inst.file);
   };
   // Like the kubelet, rotate tokens well before they expire.
   const rotate = setInterval(

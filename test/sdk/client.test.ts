@@ -56,16 +56,19 @@ describe('TetherClient.fromWorkloadToken', () => {
     assert.equal(reviews() - start, 2);
   });
 
-  it('exchanges again before the key expires', async () => {
+  it('exchanges again before the key expires, but not on every call for a short-lived key', async () => {
     clock.set(Date.now()); // tokens are minted on the real clock
     const pod = kube.createClaim('sdk-2');
     const tokenFile = join(dir, 'token2');
     writeFileSync(tokenFile, kube.issueToken(pod, { expiresInSeconds: 90 }));
-    // keys live 90 s (capped by the token), so a 100 s refresh margin means every call exchanges first
-    const eager = TetherClient.fromWorkloadToken({ url: srv.url, tokenFile, refreshBeforeMs: 100_000 });
+    // keys live 90 s here (capped by the token); the client's own clock is moved by hand
+    let now = Date.now();
+    const client = TetherClient.fromWorkloadToken({ url: srv.url, tokenFile, now: () => now });
     const start = reviews();
-    await eager.whoami();
-    await eager.whoami();
+    for (let i = 0; i < 5; i++) await client.whoami();
+    assert.equal(reviews() - start, 1, 'a 90 s key with the default 60 s margin is reused, not exchanged per call');
+    now += 50_000; // past half its life: refreshed before it expires
+    await client.whoami();
     assert.equal(reviews() - start, 2);
   });
 

@@ -187,3 +187,13 @@ describe('POST /v1/auth/kubernetes — refusals', () => {
     assert.match(r.body.error.message, /^tok: unknown field|^token:/);
   });
 });
+
+describe('workload identity configuration', () => {
+  it('refuses to start with a kubeconfig that cannot be used, or a bad timeout', () => {
+    assert.throws(() => kubernetesPlugins(kubeFlags('/nonexistent/kubeconfig'), silentLogger()), /nonexistent|ENOENT/);
+    assert.throws(
+      () => kubernetesPlugins(kubeFlags(kube.kubeconfigPath, { kubernetesTimeout: '0s' }), silentLogger()),
+      /--kubernetes-timeout must be between 1ms and 10s: got 0s/,
+    );
+  });
+});

@@ -160,3 +160,21 @@ describe('bad input', () => {
     assert.equal(r.body.beliefs[0].value, 'Oslo');
   });
 });
+
+describe('requests refused before their body is read', () => {
+  it('answers 401 to a caller without a key, whatever the body', async () => {
+    for (const body of ['{bad', JSON.stringify({ subject: 's', predicate: 'note', value: 'x'.repeat(1_100_000) })]) {
+      const r = await srv.call('POST', '/v1/memories', { body });
+      assert.equal(r.status, 401, r.text.slice(0, 200));
+      assert.equal(r.body.error.code, 'unauthenticated');
+    }
+  });
+
+  it('answers a malformed URL with 400 invalid_request naming the url', async () => {
+    const r = await srv.call('DELETE', '/v1/keys/%E0%A4%A', { key: srv.adminKey });
+    assert.equal(r.status, 400);
+    assert.deepEqual(Object.keys(r.body), ['error']);
+    assert.equal(r.body.error.code, 'invalid_request');
+    assert.match(r.body.error.message, /^url:/);
+  });
+});

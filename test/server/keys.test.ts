@@ -61,3 +61,40 @@ describe('keys', () => {
     assert.match(bad.body.error.message, /^id/);
   });
 });
+
+describe('GET /v1/keys paging and expired keys', () => {
+  it('pages in creation order with next, and hides expired keys unless asked', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await srv.agentKey('paging', `p${i}`)).slice(4, 20));
+      clock.advance(1); // pages follow creation time (then id)
+    }
+    const admin = (await srv.call('POST', '/v1/keys', { key: srv.adminKey, body: { tenant: 'paging' } })).body.key;
+    const short = (await srv.agentKey('paging', 'short', 10)).slice(4, 20);
+    const first = await srv.call('GET', '/v1/keys?limit=3', { key: admin });
+    assert.deepEqual(
+      first.body.keys.map((k: { id: string }) => k.id),
+      ids.slice(0, 3),
+    );
+    const second = await srv.call('GET', `/v1/keys?limit=3&after=${first.body.next}`, { key: admin });
+    assert.deepEqual(second.body.keys.map((k: { id: string }) => k.id).slice(0, 2), ids.slice(3, 5));
+    clock.advance(10_001);
+    const live = await srv.call('GET', '/v1/keys?limit=1000', { key: admin });
+    assert.ok(!live.body.keys.some((k: { id: string }) => k.id === short));
+    assert.equal(live.body.next, null);
+    const all = await srv.call('GET', '/v1/keys?limit=1000&include_expired=true', { key: admin });
+    assert.ok(all.body.keys.some((k: { id: string }) => k.id === short));
+  });
+
+  it('sweeps keys that expired long ago from the store', async () => {
+    const id = (await srv.agentKey('sweep', 's', 1)).slice(4, 20);
+    const keep = (await srv.agentKey('sweep', 'long', 3600)).slice(4, 20);
+    const store = srv.running.store;
+    await store.deleteExpiredKeys(clock.now());
+    assert.ok(await store.getKey(id), 'not expired yet');
+    clock.advance(2000);
+    assert.ok((await store.deleteExpiredKeys(clock.now())) >= 1);
+    assert.equal(await store.getKey(id), null);
+    assert.ok(await store.getKey(keep));
+  });
+});

@@ -105,7 +105,7 @@ export function heldAll(events: readonly StoredEvent[]): BeliefChange[] {
       c = { namespace: e.namespace, subject: e.subject, predicate: e.predicate, current: [] };
       facts.set(key, c);
     }
-    c.current.push({ eventId: e.id, replaced: [] });
+    c.current?.push({ eventId: e.id, replaced: [] });
   }
   return [...facts.values()];
 }

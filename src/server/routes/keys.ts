@@ -9,7 +9,7 @@ import type { Clock } from '../../common/clock.ts';
 import { forbidden, notFound } from '../../common/errors.ts';
 import type { Store } from '../../store/store.ts';
 import { iso } from '../schemas/common.ts';
-import { createKeyBody, keyParams } from '../schemas/keys.ts';
+import { createKeyBody, keyParams, listKeysQuery } from '../schemas/keys.ts';
 import { parseWith } from '../validate.ts';
 import { keyJson, whoamiJson } from '../wire.ts';
 
@@ -43,8 +43,15 @@ export async function keyRoutes(app: FastifyInstance, opts: { keys: KeyService; 
 
   app.get('/v1/keys', async (req) => {
     requireAdmin(req.auth);
-    const keys = await opts.store.listKeys(req.auth.tenant);
-    return { keys: keys.map(keyJson) };
+    const q = parseWith(listKeysQuery, req.query, 'query');
+    const now = opts.clock.now();
+    const all = (await opts.store.listKeys(req.auth.tenant)).filter(
+      (k) => q.include_expired === 'true' || k.expiresAt === null || k.expiresAt > now,
+    );
+    const from = q.after === undefined ? 0 : all.findIndex((k) => k.id === q.after) + 1;
+    const page = all.slice(from, from + (q.limit ?? 100));
+    const more = from + page.length < all.length;
+    return { keys: page.map(keyJson), next: more ? (page[page.length - 1]?.id ?? null) : null };
   });
 
   app.delete('/v1/keys/:id', async (req, reply) => {

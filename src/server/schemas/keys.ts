@@ -3,6 +3,7 @@
  * Request schemas of the key and identity routes.
  */
 import { z } from 'zod';
+import { queryInt } from './common.ts';
 
 const name = z
   .string()
@@ -29,4 +30,14 @@ export const keyParams = z.strictObject({
 /** `POST /v1/auth/kubernetes` body. */
 export const kubernetesAuthBody = z.strictObject({
   token: z.string().min(1).max(16384),
+});
+
+/** `GET /v1/keys` query: pages in creation order; expired keys only when asked. */
+export const listKeysQuery = z.strictObject({
+  limit: queryInt(1, 1000).optional(),
+  after: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/, { message: 'must be a 16-hex key id' })
+    .optional(),
+  include_expired: z.enum(['true', 'false']).optional(),
 });

@@ -69,3 +69,4 @@ CREATE TABLE IF NOT EXISTS keys (
   revoked_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS keys_tenant ON keys (tenant);
+CREATE INDEX IF NOT EXISTS keys_expiry ON keys (expires_at);

@@ -312,6 +312,10 @@ export class SqliteStore implements Store {
     return rows.map(keyFromRow);
   }
 
+  async deleteExpiredKeys(before: number): Promise<number> {
+    return this.#sql('DELETE FROM keys WHERE expires_at IS NOT NULL AND expires_at < ?').run(before).changes;
+  }
+
   async revokeKey(id: string, at: number): Promise<boolean> {
     return this.#sql('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
   }
