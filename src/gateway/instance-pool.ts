@@ -11,6 +11,15 @@ import { type InstanceExit, type InstanceRuntime, PROBE_HEADER } from '../runtim
 import type { GatewayMetrics } from './metrics.ts';
 import type { InstanceEntry, ServiceState } from './state.ts';
 
+/** First back-off of background starts after a crash (ms); doubles per crash in a row. */
+const BACKOFF_BASE_MS = 2000;
+/** Longest back-off (ms). */
+const BACKOFF_MAX_MS = 60_000;
+/** An unrequested death this soon after ready counts as a crash even for a bound instance (ms). */
+const EARLY_DEATH_MS = 10_000;
+/** Crashes in a row are forgotten after this long without one once the back-off ended (ms). */
+const HEALTHY_MS = 30_000;
+
 /** Options of `InstancePool`. */
 export interface InstancePoolOptions {
   runtime: InstanceRuntime;
@@ -58,6 +67,7 @@ export class InstancePool {
       inflight: 0,
       ready: Promise.resolve(),
       resuming: null,
+      readyAt: 0,
       exited: false,
     };
     svc.instances.set(name, inst);
@@ -139,13 +149,14 @@ export class InstancePool {
       // It may have exited after start resolved (e.g. on the warm-up request): #exited left it to us.
       if (inst.exited) throw new Error(`instance ${inst.name} exited while starting`);
       inst.state = 'running';
+      inst.readyAt = Date.now();
       if (inst.warm) await this.pause(inst);
       this.#o.log.info({ instance: inst.name, pid: inst.pid, warm: inst.warm }, 'instance ready');
     } catch (err) {
       if (inst.state !== 'stopping') {
         // A real failure (not a delete while starting): back off background starts for a while.
         this.#o.log.warn({ instance: inst.name, err: (err as Error).message }, 'instance did not start');
-        inst.service.backoffUntil = Date.now() + 2000;
+        this.#backOff(inst.service);
       }
       this.#gone(inst);
       throw err;
@@ -163,7 +174,22 @@ export class InstancePool {
     if (!exit.requested) this.#o.log.warn({ instance: name, code: exit.code, signal: exit.signal }, 'instance died');
     // While starting, #boot sees the failure and calls #gone itself.
     if (inst.state === 'starting' || (inst.state === 'stopping' && inst.agent === null)) return;
+    // A warm or unbound instance dying on its own (nobody asked) would be refilled at once: a crash loop.
+    const young = inst.readyAt > 0 && Date.now() - inst.readyAt < EARLY_DEATH_MS;
+    if (!exit.requested && inst.state !== 'stopping' && (inst.warm || inst.sessions.size === 0 || young)) {
+      this.#backOff(inst.service);
+    }
     this.#gone(inst);
+  }
+
+  /** Holds background starts of `svc` back: 2 s, 4 s, 8 s … 60 s per crash in a row (real time). */
+  #backOff(svc: ServiceState): void {
+    const now = Date.now();
+    if (now - svc.backoffUntil > HEALTHY_MS) svc.crashes = 0;
+    svc.crashes++;
+    const ms = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(svc.crashes - 1, 16));
+    svc.backoffUntil = now + ms;
+    this.#o.log.warn({ service: svc.config.name, crashes: svc.crashes, backoff_ms: ms }, 'backing off instance starts');
   }
 
   #gone(inst: InstanceEntry): void {

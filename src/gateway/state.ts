@@ -33,6 +33,8 @@ export interface InstanceEntry {
   ready: Promise<void>;
   /** Pending resume, awaited by concurrent requests. */
   resuming: Promise<void> | null;
+  /** Epoch ms (real time) it became ready; 0 until then. */
+  readyAt: number;
   /** True once the runtime reported its exit (it may still be `starting` then: #boot re-checks it). */
   exited: boolean;
 }
@@ -69,8 +71,10 @@ export interface ServiceState {
   /** New sessions being placed, so concurrent first requests of one key share one placement. */
   placing: Map<string, Promise<SessionEntry>>;
   queue: Waiter[];
-  /** Epoch ms before which no background (warm/min-scale) start is tried, after a failure. */
+  /** Epoch ms (real time) before which no background (warm/min-scale) start is tried, after a crash. */
   backoffUntil: number;
+  /** Crashes in a row (failed starts, unrequested deaths of unbound or young instances): the back-off exponent. */
+  crashes: number;
   /** Pre-bound request metrics (set by the gateway). */
   metrics: ServiceRequestMetrics | null;
 }
@@ -85,6 +89,7 @@ export function newServiceState(config: ServiceConfig, domain: string): ServiceS
     placing: new Map(),
     queue: [],
     backoffUntil: 0,
+    crashes: 0,
     metrics: null,
   };
 }

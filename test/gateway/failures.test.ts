@@ -1,6 +1,26 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type AdminInstance, admin, isGone, send, serviceYaml, startTestGateway, waitFor } from './helpers/harness.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type AdminInstance,
+  admin,
+  isGone,
+  send,
+  serviceYaml,
+  startTestGateway,
+  waitFor,
+  writeManifest,
+} from './helpers/harness.ts';
+
+/** An app that logs each start to $SPAWN_LOG and exits on its first request (before answering). */
+const EXIT_AFTER_FIRST = `import { appendFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+appendFileSync(process.env.SPAWN_LOG, process.pid + '\\n');
+createServer(() => process.exit(3)).listen(Number(process.env.PORT), '127.0.0.1');
+`;
 
 const HOST = 'f.default.example.com';
 const YAML = serviceYaml('f', {
@@ -61,6 +81,25 @@ describe('instances that fail', () => {
       'failed instance dropped',
       async () => (await admin<AdminInstance[]>(gw, '/_tether/instances')).length === 0,
     );
+  });
+
+  it('backs off refilling a warm pool whose instances exit after their first request', async (t) => {
+    const dir = dirname(await writeManifest(t, '', 'unused.yaml'));
+    const app = join(dir, 'exit-after-first.mjs');
+    const spawns = join(dir, 'spawns.log');
+    await writeFile(app, EXIT_AFTER_FIRST);
+    await writeFile(spawns, '');
+    const yaml = serviceYaml('crashy', { 'serving.knative.dev/warm-pool': '2' })
+      .replace(/- command: .*\n/, `- command: ["node", "${app}"]\n`)
+      .concat(`          env:\n            - name: SPAWN_LOG\n              value: "${spawns}"\n`);
+    await startTestGateway(t, yaml, { waitForWarm: false });
+    const count = () => readFileSync(spawns, 'utf8').split('\n').filter(Boolean).length;
+    await waitFor('the first warm instances', () => count() >= 2);
+    // An observation window, not a wait for an event: without back-off this refills dozens of times.
+    await delay(3000);
+    const n = count();
+    console.log('SPAWNS', n);
+    assert.ok(n <= 6, `${n} spawns in 3 s`);
   });
 
   it('leaves no instance process behind after close()', async (t) => {
