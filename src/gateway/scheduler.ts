@@ -7,11 +7,11 @@
  * Called by the proxy; `drain` runs when an instance goes away and on every reconcile pass.
  */
 import type { Clock } from '../common/clock.ts';
-import { TetherError, unavailable } from '../common/errors.ts';
+import { type TetherError, unavailable } from '../common/errors.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { SessionTable } from './session-table.ts';
-import { type InstanceEntry, type ServiceState, type SessionEntry, servingCount } from './state.ts';
+import { type InstanceEntry, type Placement, type ServiceState, type SessionEntry, servingCount } from './state.ts';
 
 /** Options of `Scheduler`. */
 export interface SchedulerOptions {
@@ -106,14 +106,20 @@ export class Scheduler {
     let p = svc.placing.get(key);
     if (!p) {
       const placed = this.#place(svc, key);
-      p = placed ? Promise.resolve(placed) : this.#enqueue(svc, key, signal);
-      svc.placing.set(key, p);
+      if (placed) return Promise.resolve(placed);
+      if (svc.queue.length >= this.#o.maxQueue) {
+        this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
+        return Promise.reject(unavailable(`the queue of ${svc.config.name} is full (${this.#o.maxQueue} waiting)`, 1));
+      }
+      const queued = this.#enqueue(svc, key);
+      svc.placing.set(key, queued);
       const clear = () => {
-        if (svc.placing.get(key) === p) svc.placing.delete(key);
+        if (svc.placing.get(key) === queued) svc.placing.delete(key);
       };
-      p.then(clear, clear);
+      queued.promise.then(clear, clear);
+      p = queued;
     }
-    return p;
+    return follow(p, signal);
   }
 
   /** Synchronous placement of a new session, or undefined when nothing is free. */
@@ -140,22 +146,15 @@ export class Scheduler {
     return undefined;
   }
 
-  #enqueue(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
-    if (svc.queue.length >= this.#o.maxQueue) {
-      this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
-      return Promise.reject(unavailable(`the queue of ${svc.config.name} is full (${this.#o.maxQueue} waiting)`, 1));
-    }
-    return new Promise<SessionEntry>((resolve, reject) => {
+  /** Queues one waiter for `key`; its requests follow it with `follow`. */
+  #enqueue(svc: ServiceState, key: string): Placement {
+    let cancel!: () => void;
+    const promise = new Promise<SessionEntry>((resolve, reject) => {
       const timeoutMs = this.#o.queueTimeoutMs;
       const leave = () => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
         const at = svc.queue.indexOf(waiter);
         if (at >= 0) svc.queue.splice(at, 1);
-      };
-      const onAbort = () => {
-        leave();
-        reject(new TetherError('unavailable', 'client went away while waiting'));
       };
       const waiter = {
         key,
@@ -168,19 +167,20 @@ export class Scheduler {
           reject(err);
         },
       };
+      cancel = () => waiter.reject(wentAway());
       const timer = setTimeout(() => {
-        leave();
         this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
-        reject(
+        waiter.reject(
           unavailable(
             `no instance of ${svc.config.name} became free within ${timeoutMs} ms (max-scale ${svc.config.maxScale})`,
             Math.min(5, Math.max(1, Math.ceil(timeoutMs / 1000))),
           ),
         );
       }, timeoutMs);
-      signal.addEventListener('abort', onAbort, { once: true });
       svc.queue.push(waiter);
     });
+    promise.catch(() => {}); // cancelled when nobody waits any more
+    return { promise, interested: 0, cancel };
   }
 
   async #ready(inst: InstanceEntry): Promise<void> {
@@ -189,4 +189,45 @@ export class Scheduler {
     if (inst.state === 'paused') await this.#o.pool.resume(inst);
     else if (inst.resuming) await inst.resuming;
   }
+}
+
+/** 503 for a request whose client left while it waited (it is rarely read, but always well-formed). */
+function wentAway(): TetherError {
+  return unavailable('client went away while waiting', 1);
+}
+
+/**
+ * Waits for a shared placement as one request: its own `signal` ends only its own wait; the
+ * placement is cancelled (leaves the queue) when the last interested request has gone.
+ */
+function follow(p: Placement, signal: AbortSignal): Promise<SessionEntry> {
+  if (signal.aborted) {
+    if (p.interested === 0) p.cancel();
+    return Promise.reject(wentAway());
+  }
+  p.interested++;
+  return new Promise<SessionEntry>((resolve, reject) => {
+    let done = false;
+    const settle = () => {
+      if (done) return false;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      p.interested--;
+      return true;
+    };
+    const onAbort = () => {
+      if (!settle()) return;
+      if (p.interested === 0) p.cancel();
+      reject(wentAway());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.promise.then(
+      (s) => {
+        if (settle()) resolve(s);
+      },
+      (err: unknown) => {
+        if (settle()) reject(err);
+      },
+    );
+  });
 }

@@ -61,6 +61,16 @@ export interface Waiter {
   reject: (err: TetherError) => void;
 }
 
+/** The queued placement of one new session key, shared by all its waiting requests. */
+export interface Placement {
+  /** Settles when the session is placed, or on queue timeout, shutdown or `cancel`. */
+  promise: Promise<SessionEntry>;
+  /** Requests still waiting on it; the last one to go away cancels it. */
+  interested: number;
+  /** Leaves the queue and rejects `promise`. */
+  cancel: () => void;
+}
+
 /** Everything the gateway knows about one service. */
 export interface ServiceState {
   config: ServiceConfig;
@@ -68,8 +78,8 @@ export interface ServiceState {
   host: string;
   instances: Map<string, InstanceEntry>;
   sessions: Map<string, SessionEntry>;
-  /** New sessions being placed, so concurrent first requests of one key share one placement. */
-  placing: Map<string, Promise<SessionEntry>>;
+  /** New sessions waiting for a slot, so concurrent first requests of one key share one queue entry. */
+  placing: Map<string, Placement>;
   queue: Waiter[];
   /** Epoch ms (real time) before which no background (warm/min-scale) start is tried, after a crash. */
   backoffUntil: number;
