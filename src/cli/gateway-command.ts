@@ -23,6 +23,7 @@ interface GatewayFlags {
   startTimeout: string;
   proxyTimeout: string;
   adminToken?: string;
+  maxInstances: string;
 }
 
 /** Registers `tether gateway`. */
@@ -38,6 +39,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--queue-timeout <duration>', 'max wait of a new session for a slot', '30s')
     .option('--start-timeout <duration>', 'max time an instance may take to become ready', '60s')
     .option('--proxy-timeout <duration>', 'upstream inactivity timeout (0 = none)', '5m')
+    .option('--max-instances <n>', 'max live instances of all services together, warm ones included', '32')
     .option(
       '--admin-token <token>',
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
@@ -57,6 +59,7 @@ export function registerGatewayCommand(program: Command): void {
         queueTimeoutMs: duration('--queue-timeout', flags.queueTimeout),
         startTimeoutMs: duration('--start-timeout', flags.startTimeout),
         proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
+        maxInstances: positive('--max-instances', flags.maxInstances),
         adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
         sessionStore: new MemorySessionStore(),
         log,
@@ -68,6 +71,12 @@ export function registerGatewayCommand(program: Command): void {
 function port(flag: string, text: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > 65535) throw new Error(`${flag}: must be a port number (0-65535), got '${text}'`);
+  return n;
+}
+
+function positive(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1) throw new Error(`${flag}: must be a positive integer, got '${text}'`);
   return n;
 }
 

@@ -30,6 +30,8 @@ export interface GatewayCoreOptions {
   maxQueue?: number;
   /** Max time an instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /** Max live instances of all services together, warm ones included. @default 32 */
+  maxInstances?: number;
   /** The regular reconcile interval the caller runs (ms); earlier deadlines get their own timer. @default 200 */
   tickMs?: number;
 }
@@ -60,7 +62,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     let next = Number.POSITIVE_INFINITY;
     for (const svc of services) {
       try {
-        next = Math.min(next, reconcileService(svc, { pool, table, clock: o.clock, drain: (x) => scheduler.drain(x) }));
+        next = Math.min(next, reconcileService(svc, { pool, table, clock: o.clock, drain, room }));
       } catch (err) {
         o.log.error({ service: svc.config.name, err: (err as Error).message }, 'reconcile failed');
       }
@@ -73,6 +75,8 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
       deadlineTimer.unref();
     }
   };
+  const drain = (svc: ServiceState) => scheduler.drain(svc);
+  const room = () => pool.free() - services.reduce((n, s) => n + s.queue.length, 0);
   const poke = () => {
     pokeTimer ??= setImmediate(() => {
       pokeTimer = undefined;
@@ -84,6 +88,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     log: o.log,
     metrics,
     startTimeoutMs: o.startTimeoutMs,
+    maxInstances: o.maxInstances,
     onGone: (inst) => {
       if (stopped) return;
       for (const s of [...inst.sessions]) table.end(s, 'instance_gone');

@@ -40,6 +40,11 @@ export interface GatewayOptions {
   maxQueue?: number;
   /** Max time an instance may take to become ready (ms). @default 60000 */
   startTimeoutMs?: number;
+  /**
+   * Max live instances of all services together, warm-pool ones included; beyond it new sessions wait in
+   * the queue (503 + Retry-After on timeout), like `max-scale` per service. @default 32
+   */
+  maxInstances?: number;
   /** Upstream inactivity timeout (ms); 0 = none. @default 300000 */
   proxyTimeoutMs?: number;
   /** SIGTERM-to-SIGKILL grace when deleting an instance (ms). @default 5000 */
@@ -101,6 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     queueTimeoutMs: options.queueTimeoutMs ?? 30_000,
     maxQueue: options.maxQueue,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    maxInstances: options.maxInstances ?? 32,
     tickMs: options.reconcileIntervalMs ?? 200,
   });
   const { services, scheduler, metrics, reconcile } = core;

@@ -27,6 +27,8 @@ export interface InstancePoolOptions {
   metrics: GatewayMetrics;
   /** Max time an instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /** Max live instances of all services together, warm and stopping ones included. @default 32 */
+  maxInstances?: number;
   /** Called once when an instance is gone (exited, failed to start): end its sessions, drain the queue. */
   onGone: (inst: InstanceEntry) => void;
 }
@@ -36,7 +38,15 @@ export class InstancePool {
   readonly #o: InstancePoolOptions;
   readonly #byName = new Map<string, InstanceEntry>();
 
+  /** Max live instances of all services together (warm and stopping ones included). */
+  readonly maxInstances: number;
+
   constructor(options: InstancePoolOptions) {
+    const max = options.maxInstances ?? 32;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new Error(`Cannot start pool as 'maxInstances' must be an integer >= 1: got ${max}`);
+    }
+    this.maxInstances = max;
     this.#o = options;
     options.runtime.onExit((name, exit) => this.#exited(name, exit));
   }
@@ -44,6 +54,27 @@ export class InstancePool {
   /** The live instance called `name`. */
   get(name: string): InstanceEntry | undefined {
     return this.#byName.get(name);
+  }
+
+  /** Instances that may still be started under `maxInstances`. */
+  free(): number {
+    return this.maxInstances - this.#byName.size;
+  }
+
+  /**
+   * At the `maxInstances` cap, deletes one paused warm-pool instance (of any service) so a waiting session
+   * can start one, unless an instance is already on its way out (its slot frees soon).
+   * @returns true when a slot is about to free
+   */
+  makeRoom(): boolean {
+    let victim: InstanceEntry | undefined;
+    for (const i of this.#byName.values()) {
+      if (i.state === 'stopping') return true;
+      if (victim === undefined && i.warm && i.state === 'paused' && i.inflight === 0) victim = i;
+    }
+    if (victim === undefined) return false;
+    void this.delete(victim, 'make room (max-instances)');
+    return true;
   }
 
   /**

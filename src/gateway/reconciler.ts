@@ -17,6 +17,8 @@ export interface ReconcileDeps {
   clock: Clock;
   /** Serves queued requests whose slot is free now (Scheduler.drain). */
   drain: (svc: ServiceState) => void;
+  /** Instances background starts may add now: free `max-instances` slots minus requests queued anywhere. */
+  room: () => number;
 }
 
 /**
@@ -83,7 +85,9 @@ function fillAndTrim(svc: ServiceState, deps: ReconcileDeps): void {
     excess--;
   }
   if (Date.now() < svc.backoffUntil) return; // real time: a failing command must not spin
-  for (; warm < cfg.warmPool; warm++) deps.pool.start(svc, true);
+  // Queued sessions come first: they take freed max-instances slots before any warm refill.
+  let global = deps.room();
+  for (; warm < cfg.warmPool && global > 0; warm++, global--) deps.pool.start(svc, true);
   const room = cfg.maxScale === 0 ? Number.POSITIVE_INFINITY : cfg.maxScale - servingCount(svc);
-  for (let n = Math.min(cfg.minScale - live, room); n > 0; n--) deps.pool.start(svc, false);
+  for (let n = Math.min(cfg.minScale - live, room, global); n > 0; n--) deps.pool.start(svc, false);
 }

@@ -2,7 +2,8 @@
  * @module
  * Places sessions on instances. A known session goes to its instance (resumed if paused). A new one
  * takes, in order: a paused warm-pool instance, a free slot (`target` sessions per instance), a new
- * instance (claims and new instances both within `max-scale`); else it waits in a FIFO queue until a slot frees or the queue timeout
+ * instance (claims and new instances both within `max-scale`, new ones also within the gateway-wide
+ * `max-instances`, for which a paused warm instance of another service may be deleted); else it waits in a FIFO queue until a slot frees or the queue timeout
  * (503 + Retry-After). Placement is synchronous, so concurrent requests never share a slot.
  * Called by the proxy; `drain` runs when an instance goes away and on every reconcile pass.
  */
@@ -142,7 +143,10 @@ export class Scheduler {
       }
     }
     if (free) return this.#o.table.bind(svc, free, key);
-    if (room) return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
+    if (!room) return undefined;
+    // max-instances bounds every instance of the gateway; at the cap, a warm one elsewhere may give way.
+    if (this.#o.pool.free() > 0) return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
+    this.#o.pool.makeRoom();
     return undefined;
   }
 
@@ -172,7 +176,8 @@ export class Scheduler {
         this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
         waiter.reject(
           unavailable(
-            `no instance of ${svc.config.name} became free within ${timeoutMs} ms (max-scale ${svc.config.maxScale})`,
+            `no instance of ${svc.config.name} became free within ${timeoutMs} ms ` +
+              `(max-scale ${svc.config.maxScale}, max-instances ${this.#o.pool.maxInstances})`,
             Math.min(5, Math.max(1, Math.ceil(timeoutMs / 1000))),
           ),
         );

@@ -37,7 +37,16 @@ describe('tether gateway (command line)', () => {
     });
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
-    for (const flag of ['--services', '--port', '--admin-port', '--domain', '--queue-timeout', '--session-store']) {
+    for (const flag of [
+      '--services',
+      '--port',
+      '--admin-port',
+      '--domain',
+      '--queue-timeout',
+      '--session-store',
+      '--max-instances',
+      '--admin-token',
+    ]) {
       assert.ok(out.includes(flag), `help lists ${flag}`);
     }
   });

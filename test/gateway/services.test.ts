@@ -37,6 +37,8 @@ describe('loadServices()', () => {
     assert.equal(del?.sessionExpiryMs, null);
     assert.equal(del?.target, 1);
     assert.equal(del?.warmPool, 0);
+    assert.equal(del?.maxScale, 10);
+    assert.equal(pause?.maxScale, 10);
     assert.equal(pause?.idlePolicy, 'pause');
     assert.equal(pause?.cookieName, 'test');
     assert.equal(pause?.warmPool, 3);

@@ -16,6 +16,7 @@ import { serviceYaml } from './harness.ts';
 export interface SetupOptions {
   queueTimeoutMs?: number;
   maxQueue?: number;
+  maxInstances?: number;
   /** Extra services (name -> annotations), after `svc`. */
   more?: Record<string, Record<string, string>>;
 }
@@ -35,6 +36,7 @@ export function setupCore(annotations: Record<string, string>, opts: SetupOption
     log: silentLogger(),
     queueTimeoutMs: opts.queueTimeoutMs ?? 60_000,
     maxQueue: opts.maxQueue,
+    maxInstances: opts.maxInstances,
     startTimeoutMs: 5000,
   });
   const svc = core.services[0] as ServiceState;
