@@ -116,7 +116,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     { keepAliveTimeout: 65_000 },
     createHttpProxy({ router, scheduler, proxyTimeoutMs: options.proxyTimeoutMs ?? 300_000 }),
   );
-  pub.on('upgrade', createUpgradeProxy({ router, scheduler }));
+  pub.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: options.proxyTimeoutMs ?? 300_000 }));
   pub.on('clientError', (_err, socket) => {
     // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
     sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));

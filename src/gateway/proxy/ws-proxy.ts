@@ -2,7 +2,10 @@
  * @module
  * WebSocket (and any HTTP/1.1 Upgrade) pass-through: route and place like a plain request, send the
  * upgrade to the instance, relay its 101 and then pipe bytes both ways. The session counts the
- * connection in flight (activity) until both sides close. Created by gateway.ts for the `upgrade` event.
+ * connection in flight (activity) until it closes. No half-open connections: when either side ends, both
+ * are closed (a half-open socket would keep its session active forever). A client that leaves before the
+ * 101 aborts the upstream request; the instance has `timeoutMs` to answer the upgrade.
+ * Created by gateway.ts for the `upgrade` event.
  */
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import type { Socket } from 'node:net';
@@ -19,15 +22,23 @@ import { sendSocketError, unknownHost } from './respond.ts';
 export interface UpgradeProxyOptions {
   router: Router;
   scheduler: Scheduler;
+  /** How long an instance may take to answer an upgrade request (ms); 0 = no limit. */
+  timeoutMs: number;
 }
 
 /** Creates the `upgrade` listener of the public server. */
 export function createUpgradeProxy(
   o: UpgradeProxyOptions,
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const { router, scheduler } = o;
+  const { router, scheduler, timeoutMs } = o;
 
-  function forward(req: IncomingMessage, socket: Duplex, head: Buffer, s: SessionEntry, setCookie?: string): void {
+  function forward(
+    req: IncomingMessage,
+    socket: Duplex,
+    early: EarlyReader,
+    s: SessionEntry,
+    setCookie?: string,
+  ): void {
     const inst = s.instance;
     let released = false;
     const release = () => {
@@ -48,35 +59,63 @@ export function createUpgradeProxy(
         path: req.url,
         headers: requestHeaders(req, true) as unknown as Record<string, string>,
         agent: false,
+        timeout: timeoutMs > 0 ? timeoutMs : undefined,
       });
     } catch {
       sendSocketError(socket, new TetherError('invalid_request', 'the request cannot be forwarded as sent'));
       return;
     }
+    // The client left before the instance answered: abort the upstream request too.
+    const abortUpstream = () => upstream.destroy();
+    socket.once('close', abortUpstream);
     upstream.once('upgrade', (ures, usocket, uhead) => {
+      socket.off('close', abortUpstream);
+      const pending = early.stop();
+      if (socket.destroyed) {
+        usocket.destroy();
+        release();
+        return;
+      }
+      usocket.setTimeout(0); // the request's timeout was for the answer only; an open WebSocket may idle
       usocket.on('error', () => socket.destroy());
       socket.on('error', () => usocket.destroy());
       usocket.once('close', () => socket.destroy());
       socket.once('close', () => usocket.destroy());
+      // No half-open connections: once either side ends, flush what was written and close both.
+      const closeBoth = () => {
+        (socket as Socket).destroySoon();
+        usocket.destroySoon();
+      };
+      usocket.once('end', closeBoth);
+      socket.once('end', closeBoth);
       usocket.setNoDelay(true);
       const raw = responseHeaders(ures.rawHeaders, setCookie, true);
       let headText = `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? 'Switching Protocols'}\r\n`;
       for (let i = 0; i < raw.length; i += 2) headText += `${raw[i]}: ${raw[i + 1]}\r\n`;
       socket.write(`${headText}\r\n`);
       if (uhead.length > 0) socket.write(uhead);
-      if (head.length > 0) usocket.write(head);
+      if (pending.length > 0) usocket.write(pending);
       usocket.pipe(socket);
       socket.pipe(usocket);
     });
     upstream.once('response', (ures) => {
       // The instance refused the upgrade: relay its answer as is.
+      socket.off('close', abortUpstream);
+      early.stop();
+      socket.once('close', () => ures.destroy());
       const raw = responseHeaders(ures.rawHeaders, setCookie);
       let headText = `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? ''}\r\n`;
       for (let i = 0; i < raw.length; i += 2) headText += `${raw[i]}: ${raw[i + 1]}\r\n`;
       socket.write(`${headText}Connection: close\r\n\r\n`);
       ures.pipe(socket);
     });
-    upstream.on('error', () => sendSocketError(socket, upstreamFailed(inst.name)));
+    upstream.once('timeout', () =>
+      upstream.destroy(new TetherError('bad_gateway', `instance ${inst.name} did not answer the upgrade in time`)),
+    );
+    upstream.on('error', (err) => {
+      if (socket.destroyed) return;
+      sendSocketError(socket, err instanceof TetherError ? err : upstreamFailed(inst.name));
+    });
     upstream.end();
   }
 
@@ -87,9 +126,10 @@ export function createUpgradeProxy(
       return;
     }
     const { key, setCookie } = resolveSessionKey(req, svc);
+    const early = readEarly(socket, head);
     const s = scheduler.route(svc, key);
     if (s !== undefined) {
-      forward(req, socket, head, s, setCookie);
+      forward(req, socket, early, s, setCookie);
       return;
     }
     const gone = new AbortController();
@@ -100,12 +140,40 @@ export function createUpgradeProxy(
       (placed) => {
         socket.off('close', onClose);
         if (gone.signal.aborted) scheduler.release(placed);
-        else forward(req, socket, head, placed, setCookie);
+        else forward(req, socket, early, placed, setCookie);
       },
       (err: unknown) => {
         socket.off('close', onClose);
         if (!gone.signal.aborted) sendSocketError(socket, err instanceof TetherError ? err : upstreamFailed('?'));
       },
     );
+  };
+}
+
+/** Reads a client socket until the upgrade is answered. */
+interface EarlyReader {
+  /** Stops reading; returns the bytes the client sent so far (the `head` first). */
+  stop(): Buffer;
+}
+
+/**
+ * Keeps reading the client socket while the upgrade waits (queue, start, the instance's 101): a socket
+ * nobody reads never reports the client leaving. Bytes sent early are kept for the instance; the client
+ * ending its side before the 101 closes the socket (which aborts the wait and the upstream request).
+ */
+function readEarly(socket: Duplex, head: Buffer): EarlyReader {
+  const chunks: Buffer[] = head.length > 0 ? [head] : [];
+  const onData = (c: Buffer) => chunks.push(c);
+  const onEnd = () => socket.destroy();
+  socket.on('data', onData);
+  socket.once('end', onEnd);
+  socket.resume();
+  return {
+    stop() {
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      socket.pause();
+      return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    },
   };
 }
