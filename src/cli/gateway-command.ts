@@ -24,6 +24,7 @@ interface GatewayFlags {
   proxyTimeout: string;
   adminToken?: string;
   maxInstances: string;
+  stateDir?: string;
 }
 
 /** Registers `tether gateway`. */
@@ -39,6 +40,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--queue-timeout <duration>', 'max wait of a new session for a slot', '30s')
     .option('--start-timeout <duration>', 'max time an instance may take to become ready', '60s')
     .option('--proxy-timeout <duration>', 'upstream inactivity timeout (0 = none)', '5m')
+    .option('--state-dir <path>', 'where live instances are recorded, to kill orphans after a crash (default: in tmp)')
     .option('--max-instances <n>', 'max live instances of all services together, warm ones included', '32')
     .option(
       '--admin-token <token>',
@@ -59,6 +61,7 @@ export function registerGatewayCommand(program: Command): void {
         queueTimeoutMs: duration('--queue-timeout', flags.queueTimeout),
         startTimeoutMs: duration('--start-timeout', flags.startTimeout),
         proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
+        stateDir: flags.stateDir,
         maxInstances: positive('--max-instances', flags.maxInstances),
         adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
         sessionStore: new MemorySessionStore(),

@@ -58,6 +58,11 @@ export interface GatewayOptions {
   adminToken?: string;
   /** Wait for the initial warm pool and min-scale instances before resolving. @default true */
   waitForWarm?: boolean;
+  /**
+   * State folder of the local runtime: instances a SIGKILLed gateway left behind are recorded there and
+   * killed at the next start. @default `<tmpdir>/tether-runtime-<user>` (shared safely between gateways)
+   */
+  stateDir?: string;
   sessionStore?: SessionStore;
   runtime?: InstanceRuntime;
   log?: Logger;
@@ -94,7 +99,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       'image is ignored by the local runtime',
     );
   }
-  const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs });
+  const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs, stateDir: options.stateDir });
   const store = options.sessionStore ?? new MemorySessionStore();
   const core = createGatewayCore({
     services: configs,

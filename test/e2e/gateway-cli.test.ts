@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
 
@@ -95,5 +97,67 @@ describe('tether gateway (command line)', () => {
     const [code] = await once(run.child, 'exit');
     assert.equal(code, 0);
     for (const pid of pids) assert.ok(isGone(pid), `instance pid ${pid} left behind`);
+  });
+
+  it('kills the instances of a SIGKILLed gateway when the next one starts with the same state dir', async (t) => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'tether-state-'));
+    t.after(() => rm(stateDir, { recursive: true, force: true }));
+    const file = await writeManifest(t, serviceYaml('orph', { 'serving.knative.dev/warm-pool': '2' }));
+    const args = [
+      '--services',
+      file,
+      '--port',
+      '0',
+      '--admin-port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--state-dir',
+      stateDir,
+    ];
+    const listening = async (run: ReturnType<typeof runCli>) => {
+      const line = await waitFor(
+        'listening line',
+        () =>
+          run
+            .out()
+            .split('\n')
+            .find((l) => l.includes('gateway listening')),
+        { timeoutMs: 20_000 },
+      );
+      return JSON.parse(line) as { adminUrl: string };
+    };
+    const first = runCli(args);
+    t.after(() => first.child.kill('SIGKILL'));
+    const { adminUrl } = await listening(first);
+    const instances = JSON.parse((await send(adminUrl, { path: '/_tether/instances' })).body) as AdminInstance[];
+    const pids = instances.map((i) => i.pid).filter((x): x is number => x !== null);
+    assert.equal(pids.length, 2);
+    t.after(() => {
+      for (const pid of pids) {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    });
+    first.child.kill('SIGKILL');
+    await once(first.child, 'exit');
+    for (const pid of pids) assert.ok(!isGone(pid), `pid ${pid} survives its gateway's SIGKILL (no exit handler ran)`);
+    const second = runCli(args);
+    t.after(async () => {
+      // Graceful, so its own instances go too (a SIGKILL here would orphan them).
+      if (second.child.exitCode === null && second.child.signalCode === null) {
+        second.child.kill('SIGTERM');
+        await once(second.child, 'exit');
+      }
+    });
+    await listening(second);
+    await waitFor('orphans killed', () => pids.every(isGone), { timeoutMs: 5000 });
+    assert.match(second.out(), /killed orphaned instance/);
+    second.child.kill('SIGTERM');
+    const [code] = await once(second.child, 'exit');
+    assert.equal(code, 0);
   });
 });

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/common/log.ts';
 import { LocalRuntime } from '../../src/runtime/local/local-runtime.ts';
+import { reapOrphans } from '../../src/runtime/local/orphans.ts';
 import type { InstanceSpec } from '../../src/runtime/runtime.ts';
 import { APP, isGone, procState, waitFor } from '../gateway/helpers/harness.ts';
 
@@ -185,5 +189,35 @@ describe('LocalRuntime', () => {
     await rt.close();
     for (const pid of [a.pid, b.pid]) assert.ok(pid && isGone(pid), `pid ${pid} still alive`);
     await waitFor(`grandchild ${grandchild} gone`, () => isGone(grandchild), { timeoutMs: 2000 });
+  });
+});
+
+describe('reapOrphans()', () => {
+  it('kills a recorded instance of a dead owner only when its environ still names the instance', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-reap-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const spawnGroup = (instance: string) => {
+      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
+        detached: true,
+        stdio: 'ignore',
+        env: { TETHER_INSTANCE: instance },
+      });
+      t.after(() => child.kill('SIGKILL'));
+      return child.pid as number;
+    };
+    const orphan = spawnGroup('svc-aaaaa');
+    const reused = spawnGroup('other-bbbbb'); // a pid "reused" by an unrelated process
+    const owned = spawnGroup('svc-ccccc');
+    const deadOwner = 2 ** 22 + 1; // above pid_max: never a live process
+    const write = (instance: string, pgid: number, owner: number) =>
+      writeFileSync(join(dir, `${instance}.json`), JSON.stringify({ instance, pgid, owner }));
+    write('svc-aaaaa', orphan, deadOwner);
+    write('svc-zzzzz', reused, deadOwner);
+    write('svc-ccccc', owned, process.pid); // owner alive: another running gateway
+    assert.equal(reapOrphans(dir, silentLogger()), 1);
+    await waitFor('orphan gone', () => isGone(orphan));
+    assert.ok(!isGone(reused), 'a pid whose environ names another instance is left alone');
+    assert.ok(!isGone(owned), 'a live owner keeps its instances');
+    assert.deepEqual(readdirSync(dir).sort(), ['svc-ccccc.json']);
   });
 });

@@ -2,13 +2,15 @@
  * @module
  * The local `InstanceRuntime`: each instance is a process spawned directly (no shell, so its pid is the
  * app's own) as the leader of its own process group. Pause = SIGSTOP to the group, resume = SIGCONT,
- * delete = SIGTERM then SIGKILL after a grace period. Output is kept in a bounded buffer.
+ * delete = SIGTERM then SIGKILL after a grace period. Output is kept in a bounded buffer. Each live
+ * instance is recorded in `stateDir`, so the next runtime reaps what a SIGKILLed gateway left (orphans.ts).
  * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from '../../common/log.ts';
 import type { InstanceExit, InstanceRuntime, InstanceSpec, LogLine, StartedInstance } from '../runtime.ts';
 import { LogBuffer } from './log-buffer.ts';
+import { defaultStateDir, forgetInstance, reapOrphans, recordInstance } from './orphans.ts';
 import { instanceEnv } from './process-env.ts';
 import { pickFreePort, waitReady } from './readiness.ts';
 
@@ -21,6 +23,11 @@ export interface LocalRuntimeOptions {
   logLines?: number;
   /** How many ended instances keep their logs visible. @default 50 */
   keepEnded?: number;
+  /**
+   * Folder of the live-instance records; at construction, instances left there by a dead gateway are killed.
+   * Records of a live gateway are left alone, so gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
+   */
+  stateDir?: string;
 }
 
 interface Proc {
@@ -43,6 +50,7 @@ export class LocalRuntime implements InstanceRuntime {
   readonly #graceMs: number;
   readonly #logLines: number;
   readonly #keepEnded: number;
+  readonly #stateDir: string;
   readonly #killAllSync = () => {
     for (const p of this.#procs.values()) signalGroup(p.pid, 'SIGKILL');
   };
@@ -54,7 +62,9 @@ export class LocalRuntime implements InstanceRuntime {
     this.#logLines = options.logLines ?? 500;
     this.#keepEnded = options.keepEnded ?? 50;
     if (!(this.#graceMs >= 0)) throw new Error(`Cannot run instances as 'graceMs' must be >= 0: got ${this.#graceMs}`);
-    // Backstop: whatever happens, an exiting gateway leaves no instance behind.
+    this.#stateDir = options.stateDir ?? defaultStateDir();
+    reapOrphans(this.#stateDir, this.#log);
+    // Backstop: whatever happens, an exiting gateway leaves no instance behind (SIGKILL: see reapOrphans).
     process.on('exit', this.#killAllSync);
   }
 
@@ -88,6 +98,7 @@ export class LocalRuntime implements InstanceRuntime {
         logs.end();
         signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
         this.#procs.delete(spec.name);
+        forgetInstance(this.#stateDir, spec.name);
         this.#remember(spec.name, logs);
         this.#log.info(
           { instance: spec.name, pid: proc.pid, code, signal, requested: proc.requested },
@@ -98,6 +109,11 @@ export class LocalRuntime implements InstanceRuntime {
       });
     });
     this.#procs.set(spec.name, proc);
+    try {
+      recordInstance(this.#stateDir, spec.name, proc.pid);
+    } catch (err) {
+      this.#log.warn({ instance: spec.name, err: (err as Error).message }, 'instance record not written');
+    }
     this.#log.info({ instance: spec.name, pid: proc.pid, port }, 'instance spawned');
     const ready = await waitReady({
       host: HOST,
