@@ -143,14 +143,13 @@ export class MemoryEngine {
    * @returns how many were inserted (ids already present are skipped)
    */
   async importEvents(events: StoredEvent[]): Promise<number> {
-    let inserted = 0;
-    await this.#writer.exclusive(async () => {
-      inserted = await this.#store.importEvents(events);
-      const facts = new Map<string, { namespace: string; subject: string; predicate: string }>();
-      for (const e of events) facts.set(`${e.namespace}\u0000${e.subject}\u0000${e.predicate}`, e);
-      await this.#rebuild([...facts.values()]);
+    return this.#writer.import(events, async (e) => {
+      const tenant = tenantOf(e.namespace);
+      const def =
+        (await this.#registries.current(tenant)).find(e.predicate) ??
+        (await this.#registries.defEver(tenant, e.predicate));
+      return def?.cardinality ?? 'multi';
     });
-    return inserted;
   }
 
   /**

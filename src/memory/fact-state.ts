@@ -74,9 +74,18 @@ function drop(state: FactState, b: CurrentBelief): void {
 /**
  * Applies an assertion to `state` (mutates it). A held value writes nothing (`alreadyKnown`).
  * Needs `complete` for single facts and `e.valueKey` known for multi facts.
+ * @param stored true for an event being imported (it is stored whatever it changes)
  */
-export function applyAssertion(state: FactState, e: StoredEvent, cardinality: 'single' | 'multi'): AssertOutcome {
-  if (state.beliefs.some((b) => b.event.valueKey === e.valueKey)) return { alreadyKnown: true, superseded: [] };
+export function applyAssertion(
+  state: FactState,
+  e: StoredEvent,
+  cardinality: 'single' | 'multi',
+  stored = false,
+): AssertOutcome {
+  const held = state.beliefs.some((b) => b.event.valueKey === e.valueKey);
+  // A remember of a held value writes nothing. An imported (`stored`) event is history: on the fast
+  // path a held value changes nothing either, but placed inside the log it can (it may come first).
+  if (held && !(stored && state.log)) return { alreadyKnown: true, superseded: [] };
   const before = cardinality === 'single' ? state.beliefs : [];
   if (state.log) {
     state.log.push(e);
@@ -98,7 +107,7 @@ export function applyAssertion(state: FactState, e: StoredEvent, cardinality: 's
   state.lastObservedAt = Math.max(state.lastObservedAt ?? e.observedAt, e.observedAt);
   const becameCurrent = state.beliefs.some((b) => b.event === e);
   return {
-    alreadyKnown: false,
+    alreadyKnown: held,
     superseded: cardinality === 'single' && becameCurrent ? before.map((b) => b.event.value) : [],
   };
 }

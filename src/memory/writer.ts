@@ -17,7 +17,7 @@ import {
   needsLog,
   newFactState,
 } from './fact-state.ts';
-import { foldFact } from './fold.ts';
+import { compareEvents, foldFact } from './fold.ts';
 
 /** Most jobs in one batch. */
 const MAX_BATCH = 512;
@@ -80,6 +80,36 @@ export class MemoryWriter {
     item: PendingRetraction,
   ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
     return new Promise((done, fail) => this.#push({ kind: 'retract', namespace, actor, item, done, fail }));
+  }
+
+  /**
+   * Imports events keeping their ids (ids already stored are skipped) and updates the beliefs of the
+   * facts they touch as it goes — incrementally when an event is the newest of its fact, else by
+   * folding that fact's log. Runs alone. Returns how many were inserted.
+   */
+  import(events: StoredEvent[], cardinalityOf: (e: StoredEvent) => Promise<'single' | 'multi'>): Promise<number> {
+    let inserted = 0;
+    return this.exclusive(async () => {
+      const existing = await this.#store.existingEventIds(events.map((e) => e.id));
+      const seen = new Set<string>();
+      const fresh = events.filter((e) => !existing.has(e.id) && !seen.has(e.id) && seen.add(e.id)).sort(compareEvents);
+      const facts = new Map<string, FactState>();
+      const done: StoredEvent[] = [];
+      for (const e of fresh) {
+        const cardinality = await cardinalityOf(e);
+        const needAll = cardinality === 'single' || e.valueKey === null;
+        const state = await this.#fact(facts, e, needAll ? null : e.valueKey);
+        if (needsLog(state, e)) await this.#loadLog(state, done, cardinality);
+        if (e.retraction) applyRetraction(state, e, cardinality);
+        else applyAssertion(state, e, cardinality, true);
+        // A restatement changes no belief, but it is stored: later events are placed after it.
+        state.lastObservedAt = Math.max(state.lastObservedAt ?? e.observedAt, e.observedAt);
+        done.push(e);
+      }
+      const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
+      await this.#store.appendEvents(done, changes);
+      inserted = done.length;
+    }).then(() => inserted);
   }
 
   /** Runs `run` with no batch in flight (imports, projection rebuilds). */

@@ -178,6 +178,8 @@ export interface Store {
   factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]>;
   /** Inserts events keeping their ids; an id already present is skipped. Returns how many were inserted. */
   importEvents(events: StoredEvent[]): Promise<number>;
+  /** Which of `ids` are stored already. */
+  existingEventIds(ids: string[]): Promise<Set<string>>;
   /** All events of the groups matching `query`, grouped, each group in insertion order. */
   factEvents(query: FactQuery): Promise<StoredEvent[]>;
   /** All events of the given groups of one namespace. */

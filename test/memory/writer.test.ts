@@ -94,6 +94,41 @@ describe('MemoryWriter', () => {
     });
   }
 
+  for (const seed of [99, 7, 13]) {
+    it(`imports a random history in shuffled chunks into the same beliefs a full fold gives (seed ${seed})`, async (t) => {
+      const a = setup(t);
+      const rand = prng(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+      for (let i = 0; i < 300; i++) {
+        const subject = pick(['a', 'b']);
+        const predicate = pick(['lives_in', 'allergy']);
+        if (rand() < 0.2)
+          await a.engine.forget(ctx, { subject, predicate, ...(rand() < 0.5 ? { value: pick(['x', 'y']) } : {}) });
+        else {
+          const observedAt = rand() < 0.3 ? a.clock.now() - 5000 : undefined;
+          await a.engine.remember(ctx, [{ subject, predicate, value: pick(['x', 'y', 'z']), observedAt }]);
+        }
+        a.clock.advance(Math.floor(rand() * 2) * 1000);
+      }
+      const events = await a.store.exportEvents({ namespace: NS, limit: 10_000 });
+      const shuffled = [...events].sort(() => rand() - 0.5);
+      const b = setup(t);
+      let inserted = 0;
+      for (let i = 0; i < shuffled.length; i += 37) inserted += await b.engine.importEvents(shuffled.slice(i, i + 37));
+      assert.equal(inserted, events.length);
+      assert.equal(await b.engine.importEvents(events.slice(0, 50)), 0, 'ids already present are skipped');
+      for (const subject of ['a', 'b']) {
+        for (const predicate of ['lives_in', 'allergy']) {
+          const want = await a.reader.recall({ namespace: NS, subject, predicate, limit: 100 });
+          const got = await b.reader.recall({ namespace: NS, subject, predicate, limit: 100 });
+          const shape = (bs: typeof got) =>
+            bs.map((x) => ({ id: x.event.id, replaced: x.replaced })).sort((p, q) => (p.id < q.id ? -1 : 1));
+          assert.deepEqual(shape(got), shape(want), `${subject}/${predicate}`);
+        }
+      }
+    });
+  }
+
   it('rebuilds the projection after an import', async (t) => {
     const a = setup(t);
     await a.engine.remember(ctx, [{ subject: 'u', predicate: 'lives_in', value: 'Oslo' }]);

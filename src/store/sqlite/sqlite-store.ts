@@ -128,6 +128,11 @@ export class SqliteStore implements Store {
     this.#beliefsTx(changes);
   }
 
+  async existingEventIds(ids: string[]): Promise<Set<string>> {
+    const stmt = this.#sql('SELECT 1 FROM events WHERE id = ?').pluck();
+    return new Set(ids.filter((id) => stmt.get(id) !== undefined));
+  }
+
   async importEvents(events: StoredEvent[]): Promise<number> {
     return this.#importTx(events);
   }

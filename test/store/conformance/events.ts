@@ -149,6 +149,18 @@ export function eventsConformance(open: () => Promise<Store>): void {
     });
   });
 
+  describe('Store.existingEventIds', () => {
+    it('names exactly the ids already stored', async () => {
+      const ns = freshNamespace();
+      const a = makeEvent(ns);
+      const b = makeEvent(ns);
+      await store.appendEvents([a]);
+      const found = await store.existingEventIds([a.id, b.id]);
+      assert.deepEqual([...found], [a.id]);
+      assert.deepEqual([...(await store.existingEventIds([]))], []);
+    });
+  });
+
   describe('Store.importEvents', () => {
     it('keeps ids and every field, and returns how many it inserted', async () => {
       const ns = freshNamespace();
