@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
+import type { GatewayOptions } from '../../src/gateway/gateway.ts';
 import { admin, send, serviceYaml, startTestGateway, waitFor, writeManifest } from './helpers/harness.ts';
 
 const HOST = 'slow.default.example.com';
@@ -31,6 +32,10 @@ server.on('upgrade', (req, socket) => {
   socket.on('close', gone);
   socket.on('error', () => {});
   socket.resume();
+  if (req.url.startsWith('/refuse')) {
+    socket.end('HTTP/1.1 403 Forbidden\\r\\nContent-Length: 2\\r\\n\\r\\nno');
+    return;
+  }
   const delay = Number(new URL(req.url, 'http://x').searchParams.get('delay') ?? 0);
   setTimeout(() => {
     if (!socket.destroyed) socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: test\\r\\nConnection: Upgrade\\r\\n\\r\\n');
@@ -39,7 +44,7 @@ server.on('upgrade', (req, socket) => {
 server.listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
-async function startSlowGateway(t: Parameters<typeof writeManifest>[0]) {
+async function startSlowGateway(t: TestContext, options: Partial<GatewayOptions> = {}) {
   const dir = dirname(await writeManifest(t, '', 'unused.yaml'));
   const app = join(dir, 'slow-upgrade.mjs');
   await writeFile(app, SLOW_UPGRADE_APP);
@@ -47,17 +52,24 @@ async function startSlowGateway(t: Parameters<typeof writeManifest>[0]) {
     'serving.knative.dev/session-affinity-cookie': 'app',
     'serving.knative.dev/session-timeout': '30m',
   }).replace(/- command: .*\n/, `- command: ["node", "${app}"]\n`);
-  return startTestGateway(t, yaml);
+  return startTestGateway(t, yaml, options);
 }
 
 /** Opens a raw connection and sends an upgrade request for session `key`. */
-async function rawUpgrade(publicUrl: string, key: string, delayMs: number): Promise<Socket> {
+async function rawUpgrade(
+  t: TestContext,
+  publicUrl: string,
+  key: string,
+  delayMs: number,
+  path = '/ws',
+): Promise<Socket> {
   const url = new URL(publicUrl);
   const sock = connect({ host: url.hostname, port: Number(url.port) });
+  t.after(() => sock.destroy());
   sock.on('error', () => {});
   await new Promise((r) => sock.once('connect', r));
   sock.write(
-    `GET /ws?delay=${delayMs} HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=${key}\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n`,
+    `GET ${path}?delay=${delayMs} HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=${key}\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n`,
   );
   return sock;
 }
@@ -76,7 +88,7 @@ describe('WebSocket upgrade proxy', () => {
   it('aborts the upstream upgrade when the client leaves before a slow 101', async (t) => {
     const gw = await startSlowGateway(t);
     await stats(gw.publicUrl, 'k'); // the session and its instance exist
-    const sock = await rawUpgrade(gw.publicUrl, 'k', 400);
+    const sock = await rawUpgrade(t, gw.publicUrl, 'k', 400);
     await waitFor('upgrade request at the instance', async () => (await stats(gw.publicUrl, 'k')).received === 1);
     sock.destroy();
     await waitFor('session idle', async () => (await sessionState(gw, 'k')) === 'idle');
@@ -91,7 +103,7 @@ describe('WebSocket upgrade proxy', () => {
 
   it('closes both sides when the client half-closes an upgraded connection, so the session goes idle', async (t) => {
     const gw = await startSlowGateway(t);
-    const sock = await rawUpgrade(gw.publicUrl, 'h', 0);
+    const sock = await rawUpgrade(t, gw.publicUrl, 'h', 0);
     let head = '';
     sock.setEncoding('utf8');
     sock.on('data', (c: string) => {
@@ -105,5 +117,33 @@ describe('WebSocket upgrade proxy', () => {
       timeoutMs: 3000,
     });
     await waitFor('client socket closed', () => sock.destroyed || sock.readableEnded, { timeoutMs: 3000 });
+  });
+
+  it('releases the session of a refused upgrade once the client closes', async (t) => {
+    const gw = await startSlowGateway(t);
+    const sock = await rawUpgrade(t, gw.publicUrl, 'r', 0, '/refuse');
+    let text = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (c: string) => {
+      text += c;
+    });
+    await waitFor('403 relayed', () => text.startsWith('HTTP/1.1 403') && text.endsWith('no'));
+    sock.end();
+    await waitFor('session idle', async () => (await sessionState(gw, 'r')) === 'idle', { timeoutMs: 3000 });
+  });
+
+  it('answers 502 JSON when the instance does not answer the upgrade in time', async (t) => {
+    const gw = await startSlowGateway(t, { proxyTimeoutMs: 300 });
+    const sock = await rawUpgrade(t, gw.publicUrl, 'slow', 60_000);
+    let text = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (c: string) => {
+      text += c;
+    });
+    await waitFor('502 sent', () => text.includes('"code":"bad_gateway"'), { timeoutMs: 3000 });
+    assert.match(text, /^HTTP\/1\.1 502 /);
+    assert.match(text, /did not answer the upgrade in time/);
+    await waitFor('no upgrade socket left at the instance', async () => (await stats(gw.publicUrl, 'slow')).open === 0);
+    await waitFor('session idle', async () => (await sessionState(gw, 'slow')) === 'idle', { timeoutMs: 3000 });
   });
 });

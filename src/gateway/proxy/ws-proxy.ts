@@ -102,6 +102,7 @@ export function createUpgradeProxy(
       // The instance refused the upgrade: relay its answer as is.
       socket.off('close', abortUpstream);
       early.stop();
+      socket.resume(); // keep reading (and dropping) so the client's close is seen and the session released
       socket.once('close', () => ures.destroy());
       const raw = responseHeaders(ures.rawHeaders, setCookie);
       let headText = `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? ''}\r\n`;
