@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type Clock, systemClock } from '../common/clock.ts';
 import { TetherError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/log.ts';
@@ -122,11 +123,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     createHttpProxy({ router, scheduler, proxyTimeoutMs: options.proxyTimeoutMs ?? 300_000 }),
   );
   pub.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: options.proxyTimeoutMs ?? 300_000 }));
-  pub.on('clientError', (_err, socket) => {
-    // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
+  // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
+  const malformed = (_err: Error, socket: Duplex) =>
     sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));
-  });
+  pub.on('clientError', malformed);
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));
+  admin.on('clientError', malformed);
 
   const cleanup = async () => {
     await runtime.close();

@@ -32,4 +32,11 @@ describe('gateway error bodies', () => {
     assert.equal(parsed.error.code, 'invalid_request');
     assert.equal(typeof parsed.error.message, 'string');
   });
+
+  it('answers a malformed request on the admin port with a JSON 400 too', async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const text = await rawExchange(gw.adminUrl, 'GET /healthz HTTP/1.1\r\nBad Header\r\n\r\n');
+    assert.match(text, /^HTTP\/1\.1 400 /);
+    assert.equal(JSON.parse(text.split('\r\n\r\n')[1] ?? '').error.code, 'invalid_request');
+  });
 });
