@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { settle, setupCore } from './helpers/core-setup.ts';
+import { never, settle, setupCore } from './helpers/core-setup.ts';
 
 describe('InstancePool (fake runtime)', () => {
   it('drops a warm instance that exits while starting instead of keeping a dead paused entry', async () => {
@@ -16,5 +16,20 @@ describe('InstancePool (fake runtime)', () => {
     }
     assert.equal(core.pool.get(first.name), undefined);
     assert.equal(runtime.count('pause'), 0, 'never paused a dead instance');
+  });
+
+  it('backs off background starts exponentially per crash in a row, and starts over after a healthy period', async () => {
+    const { core, svc, runtime } = setupCore({});
+    runtime.failStarts = true;
+    const backoffs: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      await assert.rejects(core.scheduler.acquire(svc, `k${i}`, never), /did not become ready/);
+      backoffs.push(Math.round((svc.backoffUntil - Date.now()) / 1000));
+    }
+    assert.deepEqual(backoffs, [2, 4, 8, 16]);
+    svc.backoffUntil = Date.now() - 30_001; // the back-off ended more than a healthy period ago
+    await assert.rejects(core.scheduler.acquire(svc, 'again', never), /did not become ready/);
+    assert.equal(svc.crashes, 1);
+    assert.equal(Math.round((svc.backoffUntil - Date.now()) / 1000), 2);
   });
 });
