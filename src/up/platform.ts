@@ -6,7 +6,7 @@
  * an agent in a local instance exchanges its token exactly as it would in a cluster sandbox.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type AuthorityApiServer, startAuthorityApi } from '../auth/local-authority/api-server.ts';
 import { LocalIdentityAuthority } from '../auth/local-authority/authority.ts';
 import { kubernetesPlugins } from '../cli/kubernetes-option.ts';
@@ -64,22 +64,24 @@ export interface LocalPlatform {
 export async function startLocalPlatform(o: LocalPlatformOptions): Promise<LocalPlatform> {
   const clock = o.clock ?? systemClock;
   const audience = o.audience ?? 'tether';
+  // Instances run in their manifest's folder: every path handed to them must be absolute.
+  const dataDir = resolve(o.dataDir);
   const log = o.log;
   const services = (await Promise.all(o.services.map((p) => loadServices(p)))).flat();
   checkUnique(services);
   const namespaces = new Map(services.map((s) => [s.name, s.namespace]));
   const namespaceOf = (service: string) => namespaces.get(service) ?? 'default';
 
-  mkdirSync(join(o.dataDir, 'authority'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(dataDir, 'authority'), { recursive: true, mode: 0o700 });
   const authority = await LocalIdentityAuthority.create({ clock });
-  const api = await startAuthorityApi(authority, { kubeconfigPath: join(o.dataDir, 'authority', 'kubeconfig') });
+  const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
   let memory: RunningMemoryServer | undefined;
   try {
     memory = await startMemoryServer({
       host: o.host ?? '127.0.0.1',
       port: o.memoryPort ?? 8080,
-      dataDir: join(o.dataDir, 'memory'),
+      dataDir: join(dataDir, 'memory'),
       defaultRegistry: o.defaultRegistry,
       log: log.child({ component: 'memory' }),
       adminKey: o.adminKey,
@@ -103,7 +105,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
     const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs }), {
       authority,
       namespaceOf,
-      tokenDir: join(o.dataDir, 'instances'),
+      tokenDir: join(dataDir, 'instances'),
       memoryUrl: memory.url,
       audience,
       log,
