@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { type AdminInstance, isGone, send, waitFor } from '../gateway/helpers/harness.ts';
+
+const BIN = resolve(import.meta.dirname, '../../bin/tether');
+
+describe('tether up (process)', () => {
+  it('serves the example services with a memory agent, and on SIGTERM leaves no instance behind', async (t) => {
+    const data = await mkdtemp(join(tmpdir(), 'tether-up-cli-'));
+    t.after(() => rm(data, { recursive: true, force: true }));
+    const child = spawn(
+      process.execPath,
+      [BIN, 'up', '--data', data, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    t.after(() => child.kill('SIGKILL'));
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.'), { timeoutMs: 30_000 });
+    const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
+    const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
+    assert.ok(gateway && memory, out);
+    const [, publicUrl, adminUrl] = gateway as RegExpExecArray;
+
+    const r = await send(publicUrl as string, {
+      host: 'memory-agent.default.example.com',
+      headers: { cookie: 'agent=carol' },
+    });
+    assert.equal(r.status, 200, r.body);
+    const turn = JSON.parse(r.body) as { agent: string; namespace: string };
+    assert.equal(turn.namespace, `default:${turn.agent}`);
+    const health = await fetch(`${memory?.[1]}/readyz`);
+    assert.equal(health.status, 200);
+
+    const instances = JSON.parse(
+      (await send(adminUrl as string, { path: '/_tether/instances' })).body,
+    ) as AdminInstance[];
+    const pids = instances.map((i) => i.pid).filter((p): p is number => p !== null);
+    assert.ok(pids.length >= 2, 'the warm pools and the agent run');
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0, out.slice(-2000));
+    for (const pid of pids) assert.ok(isGone(pid), `instance pid ${pid} left behind`);
+  });
+});
