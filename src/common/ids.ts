@@ -27,9 +27,22 @@ export function newEventId(nowMs = Date.now()): string {
 /** Matches an id made by `newEventId`. */
 export const EVENT_ID_PATTERN = /^ev_[0-9a-f]{26}$/;
 
+// Random bytes for event ids come from a pool refilled 4 KiB at a time: one randomBytes() call per id
+// was a syscall per write and showed in write profiles.
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolAt = POOL_SIZE;
+
 /** `bytes` random bytes as lower-case hex. */
 export function randomHex(bytes: number): string {
-  return randomBytes(bytes).toString('hex');
+  if (bytes > 64) return randomBytes(bytes).toString('hex');
+  if (poolAt + bytes > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolAt = 0;
+  }
+  const hex = pool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
 }
 
 const ALPHANUM = 'abcdefghijklmnopqrstuvwxyz0123456789';

@@ -8,9 +8,17 @@ import { createHash } from 'node:crypto';
 import { words } from '../../common/words.ts';
 import type { StoredEvent } from '../store.ts';
 
-/** The token prefix of a namespace. */
+const prefixes = new Map<string, string>();
+
+/** The token prefix of a namespace (memoised: it is needed for every event written). */
 export function nsPrefix(namespace: string): string {
-  return createHash('sha256').update(namespace).digest('hex').slice(0, 10);
+  let p = prefixes.get(namespace);
+  if (p === undefined) {
+    p = createHash('sha256').update(namespace).digest('hex').slice(0, 10);
+    if (prefixes.size >= 10_000) prefixes.clear();
+    prefixes.set(namespace, p);
+  }
+  return p;
 }
 
 /** The indexed text of an event: its subject, predicate, value and evidence as prefixed words. */
