@@ -42,9 +42,11 @@ CREATE TABLE IF NOT EXISTS beliefs (
   subject TEXT NOT NULL,
   predicate TEXT NOT NULL,
   value_key TEXT,
+  observed_at INTEGER,
   replaced TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS beliefs_fact ON beliefs (namespace, subject, predicate);
+-- In read order: a recall of a fact with thousands of values stops after its limit instead of sorting them all.
+CREATE INDEX IF NOT EXISTS beliefs_fact ON beliefs (namespace, subject, predicate, observed_at, event_id);
 CREATE INDEX IF NOT EXISTS beliefs_value ON beliefs (namespace, subject, predicate, value_key);
 CREATE INDEX IF NOT EXISTS beliefs_predicate ON beliefs (namespace, predicate);
 

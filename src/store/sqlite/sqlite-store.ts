@@ -80,16 +80,16 @@ export class SqliteStore implements Store {
     const applyChanges = (changes: BeliefChange[]): void => {
       const delFact = this.#sql('DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ?');
       const delOne = this.#sql('DELETE FROM beliefs WHERE event_id = ?');
-      // value_key comes from the event row, so a belief can only point at a stored event's value.
+      // value_key and observed_at come from the event row: a belief can only point at a stored event.
       const ins = this.#sql(
-        `INSERT OR REPLACE INTO beliefs (event_id, namespace, subject, predicate, value_key, replaced)
-         VALUES (?, ?, ?, ?, (SELECT value_key FROM events WHERE id = ?), ?)`,
+        `INSERT OR REPLACE INTO beliefs (event_id, namespace, subject, predicate, value_key, observed_at, replaced)
+         SELECT id, ?, ?, ?, value_key, observed_at, ? FROM events WHERE id = ?`,
       );
       for (const c of changes) {
         if (c.current) delFact.run(c.namespace, c.subject, c.predicate);
         for (const id of c.remove ?? []) delOne.run(id);
         for (const b of [...(c.current ?? []), ...(c.add ?? [])]) {
-          ins.run(b.eventId, c.namespace, c.subject, c.predicate, b.eventId, JSON.stringify(b.replaced));
+          ins.run(c.namespace, c.subject, c.predicate, JSON.stringify(b.replaced), b.eventId);
         }
       }
     };
@@ -141,7 +141,7 @@ export class SqliteStore implements Store {
     const { where, args } = beliefFilters(q);
     const rows = this.#sql(
       `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-       WHERE ${where.join(' AND ')} ORDER BY b.subject, b.predicate, e.observed_at, e.id LIMIT ?`,
+       WHERE ${where.join(' AND ')} ORDER BY b.subject, b.predicate, b.observed_at, b.event_id LIMIT ?`,
     ).all(...args, q.limit) as BeliefRow[];
     return rows.map(rowToBelief);
   }
