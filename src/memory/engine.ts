@@ -9,7 +9,7 @@ import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
 import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { foldFact } from './fold.ts';
-import { tenantOf } from './recall.ts';
+import { tenantOf } from './namespace.ts';
 import type { RegistryBook } from './registry-book.ts';
 import { MAX_TEXT, normalizeSubject, typedValue } from './values.ts';
 import { MemoryWriter, type PendingAssertion } from './writer.ts';
@@ -143,13 +143,7 @@ export class MemoryEngine {
    * @returns how many were inserted (ids already present are skipped)
    */
   async importEvents(events: StoredEvent[]): Promise<number> {
-    return this.#writer.import(events, async (e) => {
-      const tenant = tenantOf(e.namespace);
-      const def =
-        (await this.#registries.current(tenant)).find(e.predicate) ??
-        (await this.#registries.defEver(tenant, e.predicate));
-      return def?.cardinality ?? 'multi';
-    });
+    return this.#writer.import(events, (e) => this.#registries.cardinalityOf(tenantOf(e.namespace), e.predicate));
   }
 
   /**
@@ -178,11 +172,7 @@ export class MemoryEngine {
     for (let i = 0; i < facts.length; i += CHUNK) {
       const changes: BeliefChange[] = [];
       for (const f of facts.slice(i, i + CHUNK)) {
-        const registry = await this.#registries.current(tenantOf(f.namespace));
-        const cardinality =
-          registry.find(f.predicate)?.cardinality ??
-          (await this.#registries.defEver(tenantOf(f.namespace), f.predicate))?.cardinality ??
-          'multi';
+        const cardinality = await this.#registries.cardinalityOf(tenantOf(f.namespace), f.predicate);
         const log = await this.#store.groupEvents(f.namespace, [{ subject: f.subject, predicate: f.predicate }]);
         const current = foldFact(log, cardinality).map((b) => ({ eventId: b.event.id, replaced: b.replaced }));
         changes.push({ namespace: f.namespace, subject: f.subject, predicate: f.predicate, current });

@@ -4,15 +4,10 @@
  * single: the newest assertion holds; multi: values accumulate; retractions remove and never bring an
  * older value back. Order: observed_at, then assertion before retraction, then id. Pure.
  */
-import type { StoredEvent } from '../store/store.ts';
+import type { CurrentBelief, StoredEvent } from '../store/store.ts';
 
-/** A value believed now (or as of a time). */
-export interface Belief {
-  /** The assertion that holds the value. */
-  event: StoredEvent;
-  /** Values this one replaced (single only), most recent first. */
-  replaced: { value: unknown; observedAt: number }[];
-}
+/** A value believed now (or as of a time): the store's `CurrentBelief` shape. */
+export type Belief = CurrentBelief;
 
 /** Fold order: observed_at, assertion before retraction, then id. */
 export function compareEvents(a: StoredEvent, b: StoredEvent): number {

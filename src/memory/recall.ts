@@ -9,6 +9,7 @@ import { invalidRequest } from '../common/errors.ts';
 import { words } from '../common/words.ts';
 import type { PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { type Belief, compareEvents, foldFact, groupByFact } from './fold.ts';
+import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
 import { eventMatches } from './text-match.ts';
@@ -65,13 +66,12 @@ export class MemoryReader {
     if (query.asOf === undefined) {
       return terms ? this.#store.searchBeliefs({ ...filters, terms }) : this.#store.currentBeliefs(filters);
     }
-    return this.#recallAsOf(query, registry, filters, terms);
+    return this.#recallAsOf(query, filters, terms);
   }
 
   /** The slow path: fold the facts' logs up to `asOf` with the rule of that time. */
   async #recallAsOf(
     query: RecallQuery,
-    registry: Registry,
     f: { namespace: string; subject?: string; predicate?: string },
     terms: string[] | null,
   ): Promise<Belief[]> {
@@ -100,8 +100,8 @@ export class MemoryReader {
     const out: Belief[] = [];
     for (const log of groups.values()) {
       const first = log[0] as StoredEvent;
-      const def = registry.find(first.predicate) ?? (await this.#registries.defEver(tenant, first.predicate));
-      for (const b of foldFact(log, def?.cardinality ?? 'multi', query.asOf)) {
+      const cardinality = await this.#registries.cardinalityOf(tenant, first.predicate, query.asOf);
+      for (const b of foldFact(log, cardinality, query.asOf)) {
         // a search answers with what was believed: a hit on a superseded or retracted value is dropped
         if (terms && !eventMatches(b.event, terms)) continue;
         if (query.minConfidence !== undefined && b.event.confidence < query.minConfidence) continue;
@@ -123,10 +123,9 @@ export class MemoryReader {
     return log.sort(compareEvents);
   }
 
-  /** A predicate as named by a read: current registry first, then any older version (it may have been removed). */
+  /** A predicate as named by a read: the rule in force, else any older version (it may have been removed). */
   async #readDef(tenant: string, registry: Registry, name: string): Promise<PredicateDef> {
-    const found = registry.find(name) ?? (await this.#registries.defEver(tenant, name));
-    return found ?? registry.resolve(name, 'predicate');
+    return (await this.#registries.ruleOf(tenant, name)) ?? registry.resolve(name, 'predicate');
   }
 }
 
@@ -136,9 +135,4 @@ export function searchTerms(q: string): string[] {
   const terms = words(q);
   if (terms.length === 0) throw invalidRequest('q', 'must contain at least one word');
   return [...new Set(terms)].slice(0, 16);
-}
-
-/** The tenant part of `tenant:agent`. */
-export function tenantOf(namespace: string): string {
-  return namespace.slice(0, namespace.indexOf(':'));
 }

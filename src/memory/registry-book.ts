@@ -71,6 +71,19 @@ export class RegistryBook {
   }
 
   /**
+   * The rule that applies to events of `name` at `at` (default now): the version in force, else —
+   * for a predicate added later or removed since — the earliest rule it ever had.
+   */
+  async ruleOf(tenant: string, name: string, at?: number): Promise<PredicateDef | undefined> {
+    return (await this.at(tenant, at)).find(name) ?? (await this.defEver(tenant, name));
+  }
+
+  /** The cardinality `ruleOf` gives; `multi` for a predicate no version ever had. */
+  async cardinalityOf(tenant: string, name: string, at?: number): Promise<'single' | 'multi'> {
+    return (await this.ruleOf(tenant, name, at))?.cardinality ?? 'multi';
+  }
+
+  /**
    * The earliest rule a predicate ever had (for events of a predicate missing from the version in
    * force: it was added later or removed since); undefined when no version ever had it.
    */

@@ -60,8 +60,6 @@ export class MemoryWriter {
   readonly #queue: Job[] = [];
   #busy = false;
   #scheduled = false;
-  /** Sizes of written batches (metrics, bench). */
-  lastBatchSize = 0;
 
   constructor(store: Store, clock: Clock) {
     this.#store = store;
@@ -208,7 +206,6 @@ export class MemoryWriter {
       }
       const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
       if (events.length > 0 || changes.length > 0) await this.#store.appendEvents(events, changes);
-      this.lastBatchSize = jobs.length;
     } catch (err) {
       for (const job of jobs) job.fail(err);
       return;

@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { Statement, WriteContext } from '../memory/engine.ts';
-import { tenantOf } from '../memory/recall.ts';
+import { tenantOf } from '../memory/namespace.ts';
 import type { statementSchema } from './schemas/memories.ts';
 
 /** A parsed wire statement (snake_case, times already epoch ms). */
