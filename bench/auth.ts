@@ -30,7 +30,7 @@ const INJECTS = Number(process.env.BENCH_INJECTS ?? 3000);
 const dir = mkdtempSync(join(tmpdir(), 'tether-bench-auth-'));
 const kube = await startKubeDouble();
 const log = silentLogger();
-const flags = kubeFlags(kube.kubeconfigPath, { data: dir, kubernetesTimeout: '5s' });
+const flags = kubeFlags(kube.kubeconfigPath, { kubernetesTimeout: '5s' });
 const main = await startMemoryServer({
   port: 0,
   dataDir: dir,

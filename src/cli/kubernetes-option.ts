@@ -15,6 +15,18 @@ import { kubernetesAuthRoutes } from '../server/routes/auth-kubernetes.ts';
 import type { StandaloneOptions } from '../server/standalone.ts';
 import type { MemoryFlags } from './memory-command.ts';
 
+/** The `tether memory` flags workload identity reads. */
+export type KubernetesFlags = Pick<
+  MemoryFlags,
+  | 'kubernetes'
+  | 'kubeconfig'
+  | 'audience'
+  | 'kubernetesKeyTtl'
+  | 'kubernetesTimeout'
+  | 'allowedNamespaces'
+  | 'allowedServiceAccounts'
+>;
+
 function list(text: string | undefined): string[] | undefined {
   const items = text
     ?.split(',')
@@ -24,7 +36,7 @@ function list(text: string | undefined): string[] | undefined {
 }
 
 /** Route plugins for workload identity. */
-export function kubernetesPlugins(flags: MemoryFlags, log: Logger): NonNullable<StandaloneOptions['plugins']> {
+export function kubernetesPlugins(flags: KubernetesFlags, log: Logger): NonNullable<StandaloneOptions['plugins']> {
   if (!flags.kubernetes) return [];
   const keyTtlMs = parseDuration(flags.kubernetesKeyTtl);
   if (!(keyTtlMs >= 1000)) throw new Error(`--kubernetes-key-ttl must be at least 1s: got ${flags.kubernetesKeyTtl}`);

@@ -88,11 +88,6 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       clock,
       plugins: kubernetesPlugins(
         {
-          host: '',
-          port: '',
-          data: '',
-          registry: '',
-          keyCacheTtl: '30s',
           kubernetes: true,
           kubeconfig: api.kubeconfigPath,
           audience,
