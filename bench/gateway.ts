@@ -12,12 +12,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { silentLogger } from '../src/common/log.ts';
 import { type Gateway, startGateway } from '../src/gateway/gateway.ts';
+import { serviceYaml } from '../test/gateway/helpers/harness.ts';
 
-const APP = resolve(import.meta.dirname, '../examples/session-app/server.mjs');
 const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 16;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
@@ -154,23 +154,9 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15
   }
 }
 
+/** A bench service: the example app with the bench's cookie and these annotations. */
 function service(name: string, ann: Record<string, string>): string {
-  const lines = Object.entries(ann).map(([k, v]) => `        ${k}: "${v}"`);
-  return `apiVersion: serving.knative.dev/v1
-kind: Service
-metadata:
-  name: ${name}
-spec:
-  template:
-    metadata:
-      annotations:
-        serving.knative.dev/workload-type: "sandbox"
-        serving.knative.dev/session-affinity-cookie: "s"
-${lines.join('\n')}
-    spec:
-      containers:
-        - command: ["node", "${APP}"]
-`;
+  return serviceYaml(name, { 'serving.knative.dev/session-affinity-cookie': 's', ...ann });
 }
 
 /** The least a node:http proxy can do (no routing, no sessions): the floor for the gateway's own cost. */
