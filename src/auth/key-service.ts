@@ -74,11 +74,6 @@ export class KeyService {
     return ok;
   }
 
-  /** Forgets a cached record (e.g. when told another replica revoked it). */
-  evict(id: string): void {
-    this.#cache.delete(id);
-  }
-
   async #lookup(id: string): Promise<KeyRecord | null> {
     const now = this.#clock.now();
     const hit = this.#cache.get(id);

@@ -24,9 +24,6 @@ export function newEventId(nowMs = Date.now()): string {
   return `ev_${ms}${seq}${randomHex(4)}`;
 }
 
-/** Matches an id made by `newEventId`. */
-export const EVENT_ID_PATTERN = /^ev_[0-9a-f]{26}$/;
-
 // Random bytes for event ids come from a pool refilled 4 KiB at a time: one randomBytes() call per id
 // was a syscall per write and showed in write profiles.
 const POOL_SIZE = 4096;
