@@ -2,7 +2,7 @@
  * @module
  * Finds the session key of a request: the affinity cookie, else `X-Session-Key`, else a hash of
  * `Authorization`; and makes new keys with their `Set-Cookie`. Pure and allocation-light: it runs on
- * every proxied request (proxy/http-proxy.ts, proxy/ws-proxy.ts).
+ * every proxied request (proxy/http1-connection.ts, proxy/http-proxy.ts, proxy/ws-proxy.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -49,12 +49,32 @@ function isCookieSpace(c: number): boolean {
  * @param cookieName the service's affinity cookie
  */
 export function sessionKeyOf(headers: IncomingHttpHeaders, cookieName: string): string | undefined {
-  const fromCookie = readCookie(headers.cookie, cookieName);
-  if (fromCookie !== undefined) return fromCookie;
   const explicit = headers['x-session-key'];
-  if (typeof explicit === 'string' && explicit.length > 0) return explicit;
-  const auth = headers.authorization;
-  if (auth) return `auth-${createHash('sha256').update(auth).digest('hex').slice(0, 32)}`;
+  return sessionKeyFrom(
+    headers.cookie,
+    typeof explicit === 'string' ? explicit : undefined,
+    headers.authorization,
+    cookieName,
+  );
+}
+
+/**
+ * `sessionKeyOf` from the three header values (the raw HTTP/1.1 path reads them from raw header arrays).
+ * @param cookie the Cookie header
+ * @param explicit the X-Session-Key header
+ * @param authorization the Authorization header
+ * @param cookieName the service's affinity cookie
+ */
+export function sessionKeyFrom(
+  cookie: string | undefined,
+  explicit: string | undefined,
+  authorization: string | undefined,
+  cookieName: string,
+): string | undefined {
+  const fromCookie = readCookie(cookie, cookieName);
+  if (fromCookie !== undefined) return fromCookie;
+  if (explicit) return explicit;
+  if (authorization) return `auth-${createHash('sha256').update(authorization).digest('hex').slice(0, 32)}`;
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
-import { HOP_BY_HOP, requestHeaders, responseHeaders } from '../../src/gateway/proxy/headers.ts';
+import { HOP_BY_HOP, requestHeaders, responseHeaders, scanRequestHeaders } from '../../src/gateway/proxy/headers.ts';
 import { readCookie, sessionCookie, sessionKeyOf } from '../../src/gateway/session-key.ts';
 
 function fakeReq(raw: string[], remoteAddress = '10.1.2.3'): IncomingMessage {
@@ -59,6 +59,42 @@ describe('requestHeaders()', () => {
   it('the hop-by-hop set is frozen', () => {
     assert.ok(Object.isFrozen(HOP_BY_HOP));
     assert.ok(HOP_BY_HOP.has('transfer-encoding'));
+  });
+});
+
+describe('scanRequestHeaders()', () => {
+  it('reads the headers the raw path acts on in any case, joins Cookie headers and keeps the first Host', () => {
+    const scan = scanRequestHeaders([
+      'HOST',
+      'a.default.example.com',
+      'host',
+      'b.example.com',
+      'cookie',
+      'a=1',
+      'Cookie',
+      'app=2',
+      'X-Session-Key',
+      'k',
+      'Authorization',
+      'Bearer t',
+      'Content-Length',
+      '3',
+      'Expect',
+      '100-continue',
+      'Accept',
+      '*/*',
+    ]);
+    assert.deepEqual(scan, {
+      host: 'a.default.example.com',
+      cookie: 'a=1; app=2',
+      sessionKey: 'k',
+      authorization: 'Bearer t',
+      connection: undefined,
+      length: true,
+      chunked: false,
+      expect: true,
+    });
+    assert.equal(scanRequestHeaders(['Transfer-Encoding', 'chunked']).chunked, true);
   });
 });
 

@@ -2,7 +2,8 @@
  * @module
  * Header passes of the proxy: strip hop-by-hop headers (a frozen set, plus any the Connection header
  * names), append `X-Forwarded-For/Proto/Host`, and add the new session's `Set-Cookie` to a response.
- * Works on raw header arrays so the instance sees the client's headers (Cookie included) unchanged.
+ * Works on raw `[name, value, …]` arrays so the instance sees the client's headers (Cookie included)
+ * unchanged; shared by the raw HTTP/1.1 path (http1-connection.ts) and the node:http slow path.
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -34,14 +35,27 @@ function connectionListed(value: string | undefined): Set<string> | null {
   return out;
 }
 
+/** The client side of a forwarded request, for `X-Forwarded-*`. */
+export interface ForwardedFrom {
+  /** The client's address (`X-Forwarded-For`). */
+  ip: string;
+  /** `http` or `https` (`X-Forwarded-Proto`). */
+  proto: string;
+  /** The request's Host header (`X-Forwarded-Host`), or undefined. */
+  host: string | undefined;
+  /** The request's Connection header (it may list more hop-by-hop names), or undefined. */
+  connection: string | undefined;
+}
+
 /**
- * The headers to send to the instance, as a raw `[name, value, …]` array.
- * @param req the client request
- * @param upgrade keep `Connection: Upgrade` and `Upgrade` (WebSocket)
+ * The headers to send to the instance, as a raw `[name, value, …]` array: hop-by-hop and Connection-listed
+ * headers dropped, `X-Forwarded-*` appended (comma-joined to any the client sent).
+ * @param raw the client's raw headers
+ * @param from the client side (address, protocol, Host, Connection)
+ * @param upgrade the Upgrade protocol to keep with `Connection: Upgrade` (WebSocket), or null
  */
-export function requestHeaders(req: IncomingMessage, upgrade: boolean): string[] {
-  const raw = req.rawHeaders;
-  const listed = connectionListed(req.headers.connection);
+export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgrade: string | null = null): string[] {
+  const listed = connectionListed(from.connection);
   const out: string[] = [];
   let xff: string | undefined;
   let xfp: string | undefined;
@@ -60,14 +74,28 @@ export function requestHeaders(req: IncomingMessage, upgrade: boolean): string[]
     }
     out.push(name, value);
   }
-  const ip = req.socket.remoteAddress ?? '';
-  const proto = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const host = req.headers.host ?? '';
+  const { ip, proto } = from;
+  const host = from.host ?? '';
   out.push('X-Forwarded-For', xff === undefined ? ip : `${xff}, ${ip}`);
   out.push('X-Forwarded-Proto', xfp === undefined ? proto : `${xfp}, ${proto}`);
   out.push('X-Forwarded-Host', xfh === undefined ? host : `${xfh}, ${host}`);
-  if (upgrade) out.push('Connection', 'Upgrade', 'Upgrade', req.headers.upgrade ?? 'websocket');
+  if (upgrade !== null) out.push('Connection', 'Upgrade', 'Upgrade', upgrade);
   return out;
+}
+
+/**
+ * `forwardHeaders` for a node:http request (the slow path and WebSocket upgrades).
+ * @param req the client request
+ * @param upgrade keep `Connection: Upgrade` and `Upgrade` (WebSocket)
+ */
+export function requestHeaders(req: IncomingMessage, upgrade: boolean): string[] {
+  const from: ForwardedFrom = {
+    ip: req.socket.remoteAddress ?? '',
+    proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+    host: req.headers.host,
+    connection: req.headers.connection,
+  };
+  return forwardHeaders(req.rawHeaders, from, upgrade ? (req.headers.upgrade ?? 'websocket') : null);
 }
 
 /**
@@ -90,4 +118,79 @@ export function responseHeaders(raw: readonly string[], setCookie: string | unde
   }
   if (setCookie !== undefined) out.push('Set-Cookie', setCookie);
   return out;
+}
+
+/** A raw header array as HTTP/1.1 header lines (`Name: value\r\n` each, no final blank line). */
+export function headerLines(raw: readonly string[]): string {
+  let text = '';
+  for (let i = 0; i < raw.length; i += 2) text += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  return text;
+}
+
+/** The request headers the raw HTTP/1.1 path acts on, read in one pass over the raw array. */
+export interface RequestHeaderScan {
+  host: string | undefined;
+  /** Cookie headers, joined with `; ` when sent several times. */
+  cookie: string | undefined;
+  sessionKey: string | undefined;
+  authorization: string | undefined;
+  connection: string | undefined;
+  /** The request has a Content-Length. */
+  length: boolean;
+  /** The request has a Transfer-Encoding (llhttp accepts only chunked last: the body is chunked). */
+  chunked: boolean;
+  /** The request has an Expect header (handled by the node:http slow path). */
+  expect: boolean;
+}
+
+/** Reads the headers the proxy acts on from a raw request header array (first Host wins, as in node:http). */
+export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
+  const out: RequestHeaderScan = {
+    host: undefined,
+    cookie: undefined,
+    sessionKey: undefined,
+    authorization: undefined,
+    connection: undefined,
+    length: false,
+    chunked: false,
+    expect: false,
+  };
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    // Length first: most headers are dismissed without lower-casing their name.
+    switch (name.length) {
+      case 4:
+        if (out.host === undefined && name.toLowerCase() === 'host') out.host = raw[i + 1];
+        break;
+      case 6:
+        if (name.toLowerCase() === 'cookie') {
+          const v = raw[i + 1] as string;
+          out.cookie = out.cookie === undefined ? v : `${out.cookie}; ${v}`;
+        } else if (name.toLowerCase() === 'expect') out.expect = true;
+        break;
+      case 10:
+        if (name.toLowerCase() === 'connection') out.connection = raw[i + 1];
+        break;
+      case 13:
+        if (name.toLowerCase() === 'authorization') out.authorization = raw[i + 1];
+        else if (name.toLowerCase() === 'x-session-key') out.sessionKey = raw[i + 1];
+        break;
+      case 14:
+        if (name.toLowerCase() === 'content-length') out.length = true;
+        break;
+      case 17:
+        if (name.toLowerCase() === 'transfer-encoding') out.chunked = true;
+        break;
+    }
+  }
+  return out;
+}
+
+/** True when the raw array holds header `lower` (a lower-case name). */
+export function hasHeader(raw: readonly string[], lower: string): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === lower.length && name.toLowerCase() === lower) return true;
+  }
+  return false;
 }

@@ -30,19 +30,27 @@ export function sendError(res: ServerResponse, err: unknown): void {
   res.end(body);
 }
 
+/**
+ * `err` as a whole HTTP/1.1 JSON response (head and body).
+ * @param close add `Connection: close`
+ */
+export function errorResponse(err: unknown, close: boolean): string {
+  const e = toTetherError(err);
+  const body = JSON.stringify(e.toBody());
+  const retry = e.retryAfter !== undefined ? `Retry-After: ${e.retryAfter}\r\n` : '';
+  return (
+    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n${retry}${close ? 'Connection: close\r\n' : ''}\r\n${body}`
+  );
+}
+
 /** Writes `err` as a whole HTTP/1.1 response on a raw socket, then closes it. */
 export function sendSocketError(socket: Duplex, err: unknown): void {
-  const e = toTetherError(err);
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const body = JSON.stringify(e.toBody());
-  const retry = e.retryAfter !== undefined ? `Retry-After: ${e.retryAfter}\r\n` : '';
-  socket.end(
-    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
-  );
+  socket.end(errorResponse(err, true));
 }
 
 /** 404 naming the unknown host and the known ones. */

@@ -14,7 +14,7 @@ import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { SessionEntry } from '../state.ts';
-import { requestHeaders, responseHeaders } from './headers.ts';
+import { headerLines, requestHeaders, responseHeaders } from './headers.ts';
 import { resolveSessionKey, upstreamFailed } from './http-proxy.ts';
 import { sendSocketError, unknownHost } from './respond.ts';
 
@@ -90,9 +90,9 @@ export function createUpgradeProxy(
       socket.once('end', closeBoth);
       usocket.setNoDelay(true);
       const raw = responseHeaders(ures.rawHeaders, setCookie, true);
-      let headText = `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? 'Switching Protocols'}\r\n`;
-      for (let i = 0; i < raw.length; i += 2) headText += `${raw[i]}: ${raw[i + 1]}\r\n`;
-      socket.write(`${headText}\r\n`);
+      socket.write(
+        `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? 'Switching Protocols'}\r\n${headerLines(raw)}\r\n`,
+      );
       if (uhead.length > 0) socket.write(uhead);
       if (pending.length > 0) usocket.write(pending);
       usocket.pipe(socket);
@@ -105,9 +105,9 @@ export function createUpgradeProxy(
       socket.resume(); // keep reading (and dropping) so the client's close is seen and the session released
       socket.once('close', () => ures.destroy());
       const raw = responseHeaders(ures.rawHeaders, setCookie);
-      let headText = `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? ''}\r\n`;
-      for (let i = 0; i < raw.length; i += 2) headText += `${raw[i]}: ${raw[i + 1]}\r\n`;
-      socket.write(`${headText}Connection: close\r\n\r\n`);
+      socket.write(
+        `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? ''}\r\n${headerLines(raw)}Connection: close\r\n\r\n`,
+      );
       ures.pipe(socket);
     });
     upstream.once('timeout', () =>
