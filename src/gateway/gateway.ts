@@ -5,7 +5,7 @@
  * instance behind. Called by `tether gateway` (src/cli/gateway-command.ts) and later `tether up`.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Clock, systemClock } from '../common/clock.ts';
 import { TetherError } from '../common/errors.ts';
@@ -16,6 +16,7 @@ import { MemorySessionStore } from '../sessions/memory-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { createAdminHandler } from './admin-server.ts';
 import { createGatewayCore } from './core.ts';
+import { createFrontServer } from './proxy/front-server.ts';
 import { createHttpProxy } from './proxy/http-proxy.ts';
 import { sendSocketError } from './proxy/respond.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
@@ -118,15 +119,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { services, scheduler, metrics, reconcile } = core;
   const router = new Router(services);
 
-  const pub = createServer(
-    { keepAliveTimeout: 65_000 },
-    createHttpProxy({ router, scheduler, proxyTimeoutMs: options.proxyTimeoutMs ?? 300_000 }),
-  );
-  pub.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: options.proxyTimeoutMs ?? 300_000 }));
+  const proxyTimeoutMs = options.proxyTimeoutMs ?? 300_000;
+  // The slow path: a node:http server that never listens; the raw HTTP/1.1 front hands it connections
+  // carrying upgrades (WebSocket), Expect, HTTP/1.0 or CONNECT at a request boundary.
+  const slow = createServer({ keepAliveTimeout: 65_000 }, createHttpProxy({ router, scheduler, proxyTimeoutMs }));
+  slow.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: proxyTimeoutMs }));
   // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
   const malformed = (_err: Error, socket: Duplex) =>
     sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));
-  pub.on('clientError', malformed);
+  slow.on('clientError', malformed);
+  const front = createFrontServer({ router, scheduler, proxyTimeoutMs }, slow);
+  const pub = front.server;
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));
   admin.on('clientError', malformed);
 
@@ -162,7 +165,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       closing ??= (async () => {
         clearInterval(tick);
         core.stop();
-        const closed = Promise.all([closeServer(pub), closeServer(admin)]);
+        const closed = Promise.all([
+          new Promise<void>((resolve) => {
+            pub.close(() => resolve());
+            front.closeAll();
+          }),
+          closeServer(admin),
+        ]);
         await cleanup();
         await closed;
         log.info('gateway stopped');
@@ -172,7 +181,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+function listen(server: NetServer, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -189,7 +198,7 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function urlHost(server: Server, host: string): string {
+function urlHost(server: NetServer, host: string): string {
   const port = (server.address() as AddressInfo).port;
   const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return h.includes(':') ? `[${h}]:${port}` : `${h}:${port}`;

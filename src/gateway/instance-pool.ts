@@ -1,14 +1,15 @@
 /**
  * @module
  * Instance lifecycle for the gateway: start (cold or into the warm pool), pause, resume, delete,
- * and noticing instances that end. Owns the keep-alive Agent of each instance. Does not decide
+ * and noticing instances that end. Owns the keep-alive connection pool (proxy/upstream-pool.ts) of each instance. Does not decide
  * which session goes where (scheduler.ts) nor when to pause or delete (reconciler.ts).
  */
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { randomAlphanumeric } from '../common/ids.ts';
 import type { Logger } from '../common/log.ts';
 import { type InstanceExit, type InstanceRuntime, PROBE_HEADER } from '../runtime/runtime.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { UpstreamPool } from './proxy/upstream-pool.ts';
 import type { InstanceEntry, ServiceState } from './state.ts';
 
 /** First back-off of background starts after a crash (ms); doubles per crash in a row. */
@@ -92,7 +93,7 @@ export class InstancePool {
       pid: null,
       host: '127.0.0.1',
       port: 0,
-      agent: null,
+      upstream: null,
       sessions: new Set(),
       warm,
       inflight: 0,
@@ -116,9 +117,9 @@ export class InstancePool {
   async pause(inst: InstanceEntry): Promise<void> {
     if (inst.state !== 'running') return;
     inst.state = 'paused';
-    if (inst.agent) {
-      inst.agent.destroy();
-      inst.agent = newAgent();
+    if (inst.upstream) {
+      inst.upstream.destroy();
+      inst.upstream = new UpstreamPool(inst.host, inst.port);
     }
     this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
     await this.#o.runtime.pause(inst.name).catch((err: unknown) => this.#failed('pause', inst, err));
@@ -169,7 +170,7 @@ export class InstancePool {
       inst.pid = started.pid;
       inst.host = started.host;
       inst.port = started.port;
-      inst.agent = newAgent();
+      inst.upstream = new UpstreamPool(inst.host, inst.port);
       this.#o.metrics.instanceStarts.inc({ service: cfg.name, warm: String(inst.warm) });
       this.#o.metrics.startDuration.observe({ service: cfg.name }, (performance.now() - t0) / 1000);
       if (inst.state === 'stopping') {
@@ -204,7 +205,7 @@ export class InstancePool {
     inst.exited = true;
     if (!exit.requested) this.#o.log.warn({ instance: name, code: exit.code, signal: exit.signal }, 'instance died');
     // While starting, #boot sees the failure and calls #gone itself.
-    if (inst.state === 'starting' || (inst.state === 'stopping' && inst.agent === null)) return;
+    if (inst.state === 'starting' || (inst.state === 'stopping' && inst.upstream === null)) return;
     // A warm or unbound instance dying on its own (nobody asked) would be refilled at once: a crash loop.
     const young = inst.readyAt > 0 && Date.now() - inst.readyAt < EARLY_DEATH_MS;
     if (!exit.requested && inst.state !== 'stopping' && (inst.warm || inst.sessions.size === 0 || young)) {
@@ -228,14 +229,9 @@ export class InstancePool {
     this.#byName.delete(inst.name);
     inst.service.instances.delete(inst.name);
     inst.state = 'stopping';
-    inst.agent?.destroy();
+    inst.upstream?.destroy();
     this.#o.onGone(inst);
   }
-}
-
-/** The keep-alive agent of one instance. */
-function newAgent(): Agent {
-  return new Agent({ keepAlive: true, maxFreeSockets: 256, noDelay: true } as object);
 }
 
 /**

@@ -4,10 +4,10 @@
  * Plain data plus small pure helpers; the scheduler, instance pool and reconciler mutate it,
  * always synchronously around placement decisions so no two requests take the same slot.
  */
-import type { Agent } from 'node:http';
 import type { TetherError } from '../common/errors.ts';
 import type { SessionState } from '../sessions/session-store.ts';
 import type { ServiceRequestMetrics } from './metrics.ts';
+import type { UpstreamPool } from './proxy/upstream-pool.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 
 /** Lifecycle of an instance as the admin API shows it. */
@@ -21,8 +21,8 @@ export interface InstanceEntry {
   pid: number | null;
   host: string;
   port: number;
-  /** Keep-alive agent to this instance; null until it is ready. */
-  agent: Agent | null;
+  /** Keep-alive connections to this instance; null until it is ready. */
+  upstream: UpstreamPool | null;
   /** Sessions bound to it (at most `target`). */
   sessions: Set<SessionEntry>;
   /** True while it sits in the warm pool (unbound, paused). */

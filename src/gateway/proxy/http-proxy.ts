@@ -1,11 +1,10 @@
 /**
  * @module
- * The proxy hot path for plain HTTP (SSE included): route by Host, find the session, forward to its
- * instance over a keep-alive Agent with streamed bodies both ways, and count the request in flight until
- * the response ends. node:http only; no framework, no per-request logger. Bodies are relayed with
- * explicit error listeners rather than `pipeline()`: on Node 20 pipeline builds and aborts an
- * AbortController per call (a DOMException each), measured at ~3% of the gateway's CPU in bench/gateway.ts.
- * Created by gateway.ts; WebSocket upgrades are in ws-proxy.ts.
+ * The slow path for plain HTTP on node:http: requests the raw HTTP/1.1 path (http1-connection.ts) hands
+ * over with their connection (`Expect: 100-continue`, HTTP/1.0). Route by Host, find the session, forward
+ * to its instance on a fresh connection with streamed bodies both ways, and count the request in flight
+ * until the response ends. Bodies are relayed with explicit error listeners rather than `pipeline()` (an
+ * AbortController per call on Node 20). Created by gateway.ts; WebSocket upgrades are in ws-proxy.ts.
  */
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { TetherError } from '../../common/errors.ts';
@@ -70,7 +69,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
         method: req.method,
         path: req.url,
         headers: requestHeaders(req, false) as unknown as Record<string, string>,
-        agent: inst.agent ?? undefined,
+        agent: false, // rare requests: no keep-alive socket left to a paused instance
         timeout: proxyTimeoutMs > 0 ? proxyTimeoutMs : undefined,
       });
     } catch {
