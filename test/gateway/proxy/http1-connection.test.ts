@@ -19,7 +19,7 @@ const YAML = serviceYaml('p', {
 /**
  * An app that closes idle keep-alive connections after ~1.1 s and numbers its connections (`x-conn`), so
  * a test sees which one carried a request; `/close-delimited` answers a body that ends when the connection
- * closes.
+ * closes; `/first-only` answers only the first request of a connection and resets it on the next one.
  */
 const EDGE_APP = `import { createServer } from 'node:http';
 let conns = 0;
@@ -28,10 +28,14 @@ const server = createServer((req, res) => {
     req.socket.end('HTTP/1.1 200 OK\\r\\nContent-Type: text/plain\\r\\nConnection: close\\r\\n\\r\\nuntil the very end');
     return;
   }
+  if (req.url === '/first-only' && ++req.socket.served > 1) {
+    req.socket.destroy();
+    return;
+  }
   res.writeHead(200, { 'content-type': 'text/plain', 'x-conn': String(req.socket.n) });
   res.end('ok');
 });
-server.on('connection', (s) => { s.n = ++conns; });
+server.on('connection', (s) => { s.n = ++conns; s.served = 0; });
 server.keepAliveTimeout = 100;
 server.listen(Number(process.env.PORT), '127.0.0.1');
 `;
@@ -126,6 +130,23 @@ describe('raw HTTP/1.1 proxy path', () => {
     assert.notEqual(d?.headers['x-conn'], a?.headers['x-conn']);
   });
 
+  it('retries a body-less request once on a fresh connection when a reused one fails unanswered', async (t) => {
+    const gw = await startEdgeGateway(t);
+    const c = await rawClient(t, gw.publicUrl);
+    c.get(HOST, '/first-only', { Cookie: 'app=rt' });
+    const [a] = await c.read();
+    c.get(HOST, '/first-only', { Cookie: 'app=rt' }); // the reused connection is reset: retried
+    const [b] = await c.read();
+    assert.equal(b?.status, 200);
+    assert.notEqual(b?.headers['x-conn'], a?.headers['x-conn']);
+    // With a body it is not sent twice: 502.
+    c.write(`POST /first-only HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=rt\r\nContent-Length: 3\r\n\r\nabc`, 'POST');
+    const [post] = await c.read();
+    assert.equal(post?.status, 502);
+    c.get(HOST, '/', { Cookie: 'app=rt' });
+    assert.equal((await c.read())[0]?.status, 200);
+  });
+
   it('answers 502 when the instance dies mid-request and serves the next request on the same connection', async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await rawClient(t, gw.publicUrl);
@@ -145,6 +166,16 @@ describe('raw HTTP/1.1 proxy path', () => {
     const [next] = await c.read();
     assert.equal(next?.status, 200);
     assert.notEqual(Number(next?.headers['x-pid']), pid);
+  });
+
+  it('releases the session when the client leaves mid-request', async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    c.get(HOST, '/hang?head=1', { Cookie: 'app=gone' });
+    const sessions = () => admin<Array<{ state: string }>>(gw, '/_tether/sessions');
+    await waitFor('request in flight', async () => (await sessions())[0]?.state === 'active');
+    c.socket.destroy();
+    await waitFor('session released', async () => (await sessions())[0]?.state === 'idle');
   });
 
   it('streams a large upload through and back with backpressure (answer starts before the upload ends)', async (t) => {
