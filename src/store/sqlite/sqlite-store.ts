@@ -4,7 +4,7 @@
  * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
  * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
@@ -22,9 +22,9 @@ import type {
   StoredEvent,
 } from '../store.ts';
 import { ftsBody, ftsMatch } from './fts.ts';
+import { FtsQueue, type FtsSource } from './fts-queue.ts';
+import { migrate } from './migrations.ts';
 import { type BeliefRow, type EventRow, eventToRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from './rows.ts';
-
-const SCHEMA = readFileSync(new URL('./001-schema.sql', import.meta.url), 'utf8');
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -44,8 +44,9 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   #closed = false;
-  readonly #appendTx: (events: StoredEvent[], changes: BeliefChange[]) => void;
-  readonly #importTx: (events: StoredEvent[]) => number;
+  readonly #fts: FtsQueue;
+  readonly #appendTx: (events: StoredEvent[], changes: BeliefChange[]) => FtsSource[];
+  readonly #importTx: (events: StoredEvent[]) => FtsSource[];
   readonly #beliefsTx: (changes: BeliefChange[]) => void;
 
   constructor(options: SqliteStoreOptions) {
@@ -65,17 +66,20 @@ export class SqliteStore implements Store {
     db.pragma('cache_size = -65536');
     // Fewer, larger checkpoints: an inline checkpoint every 1000 pages showed as p99 spikes on writes.
     db.pragma('wal_autocheckpoint = 8000');
-    db.exec(SCHEMA);
+    migrate(db);
     db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
+    this.#fts = new FtsQueue(db);
+    this.#indexUnindexed();
 
-    const insertOne = (e: StoredEvent): void => {
+    // Returns the event's FTS row, queued by the caller once the transaction has committed.
+    const insertOne = (e: StoredEvent): FtsSource => {
       const info = this.#sql(
         `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind,
            confidence, source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
          VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind,
            @confidence, @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
       ).run(eventToRow(e));
-      this.#sql('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(info.lastInsertRowid, ftsBody(e));
+      return { seq: Number(info.lastInsertRowid), body: ftsBody(e) };
     };
     const applyChanges = (changes: BeliefChange[]): void => {
       const delFact = this.#sql('DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ?');
@@ -94,19 +98,16 @@ export class SqliteStore implements Store {
       }
     };
     this.#appendTx = db.transaction((events: StoredEvent[], changes: BeliefChange[]) => {
-      for (const e of events) insertOne(e);
+      const rows = events.map(insertOne);
       applyChanges(changes);
+      return rows;
     });
     this.#beliefsTx = db.transaction(applyChanges);
     this.#importTx = db.transaction((events: StoredEvent[]) => {
       const exists = this.#sql('SELECT 1 FROM events WHERE id = ?').pluck();
-      let n = 0;
-      for (const e of events) {
-        if (exists.get(e.id)) continue;
-        insertOne(e);
-        n++;
-      }
-      return n;
+      const rows: FtsSource[] = [];
+      for (const e of events) if (!exists.get(e.id)) rows.push(insertOne(e));
+      return rows;
     });
   }
 
@@ -120,8 +121,20 @@ export class SqliteStore implements Store {
     return s;
   }
 
+  /** Indexes events stored after the FTS mark: queued rows a stopped process never flushed. */
+  #indexUnindexed(): void {
+    const stmt = this.#db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 4096');
+    for (let after = this.#fts.mark; ; ) {
+      const rows = stmt.all(after) as (EventRow & { seq: number })[];
+      if (rows.length === 0) return;
+      this.#fts.addAll(rows.map((r) => ({ seq: r.seq, body: ftsBody(rowToEvent(r)) })));
+      this.#fts.flush();
+      after = (rows[rows.length - 1] as { seq: number }).seq;
+    }
+  }
+
   async appendEvents(events: StoredEvent[], changes: BeliefChange[] = []): Promise<void> {
-    this.#appendTx(events, changes);
+    this.#fts.addAll(this.#appendTx(events, changes));
   }
 
   async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
@@ -134,7 +147,9 @@ export class SqliteStore implements Store {
   }
 
   async importEvents(events: StoredEvent[]): Promise<number> {
-    return this.#importTx(events);
+    const rows = this.#importTx(events);
+    this.#fts.addAll(rows);
+    return rows.length;
   }
 
   async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
@@ -148,6 +163,7 @@ export class SqliteStore implements Store {
 
   async searchBeliefs(q: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]> {
     if (q.terms.length === 0) return [];
+    this.#fts.flush();
     const { where, args } = beliefFilters(q);
     // Newest matching events first, streamed from the index and stopped at the limit: the cost no
     // longer grows with how common a word is (ranking every match did).
@@ -163,10 +179,13 @@ export class SqliteStore implements Store {
     const beliefs =
       valueKey === undefined
         ? await this.currentBeliefs({ namespace, subject, predicate, limit: 1_000_000 })
-        : (
+        : // The inner SELECT reads only beliefs_fact (covering): filtering the outer join on value_key
+          // made SQLite visit the table row of every value of the fact (155 us vs 27 us for ~400 values).
+          (
             this.#sql(
-              `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-               WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?`,
+              `SELECT e.*, b.replaced AS belief_replaced FROM
+                 (SELECT event_id FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ? AND value_key = ?) k
+               JOIN beliefs b ON b.event_id = k.event_id JOIN events e ON e.id = k.event_id`,
             ).all(namespace, subject, predicate, valueKey) as BeliefRow[]
           ).map(rowToBelief);
     const last = this.#sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
@@ -213,6 +232,7 @@ export class SqliteStore implements Store {
 
   async searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
+    this.#fts.flush();
     return this.#sql(
       `SELECT e.id AS eventId, e.subject AS subject, e.predicate AS predicate
        FROM events_fts f JOIN events e ON e.seq = f.rowid
@@ -245,12 +265,15 @@ export class SqliteStore implements Store {
 
   async purgeNamespace(namespace: string): Promise<number> {
     const db = this.#db;
+    this.#fts.flush();
     const seqs = this.#sql('SELECT seq FROM events WHERE namespace = ?').pluck().all(namespace) as number[];
     const delFts = this.#sql('DELETE FROM events_fts WHERE rowid = ?');
     db.transaction(() => {
       for (const seq of seqs) delFts.run(seq);
       this.#sql('DELETE FROM events WHERE namespace = ?').run(namespace);
       this.#sql('DELETE FROM beliefs WHERE namespace = ?').run(namespace);
+      // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.
+      this.#fts.resetMark((this.#sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
     })();
     // Merge FTS segments so no index page still holds the erased terms. secure_delete zeroes freed
     // cells, but a b-tree page that is rebuilt can keep old bytes in its unused space, so VACUUM
@@ -337,6 +360,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#fts.flush();
     if (this.path !== ':memory:') this.#db.pragma('wal_checkpoint(TRUNCATE)');
     this.#db.close();
   }

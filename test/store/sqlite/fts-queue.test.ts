@@ -1,0 +1,97 @@
+/**
+ * Deferred FTS indexing (src/store/sqlite/fts-queue.ts) through the real store: a search sees every
+ * write made before it, and events whose index rows were still queued when the process died are
+ * indexed when the folder is opened again — also after a purge let SQLite reuse their seqs.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import type { StoredEvent } from '../../../src/store/store.ts';
+import { freshNamespace, hitIds, makeEvent } from '../conformance/helpers.ts';
+
+const tempRoot = mkdtempSync(join(tmpdir(), 'tether-fts-queue-'));
+after(() => rmSync(tempRoot, { recursive: true, force: true }));
+const STORE = new URL('../../../src/store/sqlite/sqlite-store.ts', import.meta.url).href;
+
+/** Appends `events` in a child process that exits without closing the store (a crash, for the queue). */
+function appendThenDie(dir: string, events: StoredEvent[]): void {
+  const code = `
+    const { openSqliteStore } = await import(${JSON.stringify(STORE)});
+    const store = openSqliteStore({ dataDir: ${JSON.stringify(dir)} });
+    await store.appendEvents(JSON.parse(process.argv[1]));
+    process.exit(0);`;
+  execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code, JSON.stringify(events)]);
+}
+
+/** The FTS mark and the highest event seq, read without the store (so nothing is flushed or recovered). */
+function markAndMax(dir: string): { mark: number; max: number } {
+  const db = new Database(join(dir, 'tether.db'), { readonly: true });
+  try {
+    const mark = db.prepare("SELECT value FROM meta WHERE key = 'fts_seq'").pluck().get() as number;
+    const max = db.prepare('SELECT coalesce(max(seq), 0) FROM events').pluck().get() as number;
+    return { mark, max };
+  } finally {
+    db.close();
+  }
+}
+
+describe('deferred FTS indexing', () => {
+  it('answers a search right after the write, before any timed flush', async () => {
+    const store = openSqliteStore({ dataDir: join(tempRoot, 'ryw') });
+    try {
+      const ns = freshNamespace();
+      const e = makeEvent(ns, { value: 'quokka sighting' });
+      await store.appendEvents([e]);
+      assert.deepEqual(hitIds(await store.searchEvents(ns, ['quokka'], 10)), [e.id]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('indexes at open the events a process stored but died before indexing', async () => {
+    const dir = join(tempRoot, 'crash');
+    const ns = freshNamespace();
+    const events = [makeEvent(ns, { value: 'wombat burrow' }), makeEvent(ns, { subject: 'bo', value: 'wombat tea' })];
+    appendThenDie(dir, events);
+    const before = markAndMax(dir);
+    assert.ok(before.mark < before.max, `the child left unindexed events (mark ${before.mark}, max ${before.max})`);
+
+    const store = openSqliteStore({ dataDir: dir });
+    try {
+      const hits = hitIds(await store.searchEvents(ns, ['wombat'], 10));
+      assert.deepEqual(hits.sort(), events.map((e) => e.id).sort());
+    } finally {
+      await store.close();
+    }
+    const after = markAndMax(dir);
+    assert.equal(after.mark, after.max);
+  });
+
+  it('re-indexes reused seqs after a purge erased the newest events', async () => {
+    const dir = join(tempRoot, 'purge');
+    const keep = freshNamespace();
+    const gone = freshNamespace();
+    const store = openSqliteStore({ dataDir: dir });
+    await store.appendEvents([makeEvent(keep, { value: 'otter' })]);
+    await store.appendEvents([makeEvent(gone, { value: 'erased one' }), makeEvent(gone, { value: 'erased two' })]);
+    await store.purgeNamespace(gone);
+    await store.close();
+
+    // SQLite gives the next events the seqs the purge freed; they die unindexed.
+    const fresh = [makeEvent(keep, { value: 'narwhal one' }), makeEvent(keep, { value: 'narwhal two' })];
+    appendThenDie(dir, fresh);
+    const reopened = openSqliteStore({ dataDir: dir });
+    try {
+      const hits = hitIds(await reopened.searchEvents(keep, ['narwhal'], 10));
+      assert.deepEqual(hits.sort(), fresh.map((e) => e.id).sort());
+      assert.deepEqual(await reopened.searchEvents(gone, ['erased'], 10), []);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
