@@ -5,7 +5,6 @@
  * every proxied request (proxy/http1-connection.ts, proxy/http-proxy.ts, proxy/ws-proxy.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 
 /** The key used for every request of a service without session affinity. */
 export const SHARED_KEY = '-';
@@ -44,22 +43,7 @@ function isCookieSpace(c: number): boolean {
 }
 
 /**
- * The session key a request carries, or undefined when it carries none.
- * @param headers request headers
- * @param cookieName the service's affinity cookie
- */
-export function sessionKeyOf(headers: IncomingHttpHeaders, cookieName: string): string | undefined {
-  const explicit = headers['x-session-key'];
-  return sessionKeyFrom(
-    headers.cookie,
-    typeof explicit === 'string' ? explicit : undefined,
-    headers.authorization,
-    cookieName,
-  );
-}
-
-/**
- * `sessionKeyOf` from the three header values (the raw HTTP/1.1 path reads them from raw header arrays).
+ * The session key a request carries (affinity cookie, X-Session-Key, hash of Authorization), or undefined.
  * @param cookie the Cookie header
  * @param explicit the X-Session-Key header
  * @param authorization the Authorization header
@@ -76,6 +60,31 @@ export function sessionKeyFrom(
   if (explicit) return explicit;
   if (authorization) return `auth-${createHash('sha256').update(authorization).digest('hex').slice(0, 32)}`;
   return undefined;
+}
+
+/** The session key of a request and, for a new session, the `Set-Cookie` to return. */
+export interface ResolvedKey {
+  key: string;
+  setCookie?: string;
+}
+
+/**
+ * The session key a request to a service uses: the shared key without affinity, else the one it carries,
+ * else a new one with its `Set-Cookie`.
+ * @param affinity the service's session affinity, and its cookie
+ * @param cookie the Cookie header; `explicit` X-Session-Key; `authorization` the Authorization header
+ */
+export function resolveSessionKey(
+  affinity: { affinity: boolean; cookieName: string },
+  cookie: string | undefined,
+  explicit: string | undefined,
+  authorization: string | undefined,
+): ResolvedKey {
+  if (!affinity.affinity) return { key: SHARED_KEY };
+  const key = sessionKeyFrom(cookie, explicit, authorization, affinity.cookieName);
+  if (key !== undefined) return { key };
+  const fresh = newSessionKey();
+  return { key: fresh, setCookie: sessionCookie(affinity.cookieName, fresh) };
 }
 
 /** A new random session key (128 bits, URL- and cookie-safe). */

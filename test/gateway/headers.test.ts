@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
 import { HOP_BY_HOP, requestHeaders, responseHeaders, scanRequestHeaders } from '../../src/gateway/proxy/headers.ts';
-import { readCookie, sessionCookie, sessionKeyOf } from '../../src/gateway/session-key.ts';
+import { readCookie, resolveSessionKey, sessionCookie, sessionKeyFrom } from '../../src/gateway/session-key.ts';
 
 function fakeReq(raw: string[], remoteAddress = '10.1.2.3'): IncomingMessage {
   const headers: Record<string, string> = {};
@@ -121,7 +121,9 @@ describe('session keys', () => {
     assert.equal(readCookie(undefined, 'app'), undefined);
   });
 
-  it('sessionKeyOf() prefers the cookie, then X-Session-Key, then a hash of Authorization', () => {
+  it('sessionKeyFrom() prefers the cookie, then X-Session-Key, then a hash of Authorization', () => {
+    const sessionKeyOf = (h: Record<string, string>, name: string) =>
+      sessionKeyFrom(h.cookie, h['x-session-key'], h.authorization, name);
     assert.equal(sessionKeyOf({ cookie: 'app=c', 'x-session-key': 'h' }, 'app'), 'c');
     assert.equal(sessionKeyOf({ 'x-session-key': 'h' }, 'app'), 'h');
     const a = sessionKeyOf({ authorization: 'Bearer t1' }, 'app');
@@ -129,6 +131,17 @@ describe('session keys', () => {
     assert.equal(sessionKeyOf({ authorization: 'Bearer t1' }, 'app'), a);
     assert.notEqual(sessionKeyOf({ authorization: 'Bearer t2' }, 'app'), a);
     assert.equal(sessionKeyOf({}, 'app'), undefined);
+  });
+
+  it('resolveSessionKey() shares one key without affinity and makes a new one with its cookie', () => {
+    assert.deepEqual(resolveSessionKey({ affinity: false, cookieName: 'app' }, 'app=c', undefined, undefined), {
+      key: '-',
+    });
+    assert.deepEqual(resolveSessionKey({ affinity: true, cookieName: 'app' }, 'app=c', undefined, undefined), {
+      key: 'c',
+    });
+    const fresh = resolveSessionKey({ affinity: true, cookieName: 'app' }, undefined, undefined, undefined);
+    assert.equal(fresh.setCookie, sessionCookie('app', fresh.key));
   });
 
   it('sessionCookie() is HttpOnly with Path=/', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readCookie, sessionKeyOf } from '../../src/gateway/session-key.ts';
+import { readCookie, sessionKeyFrom } from '../../src/gateway/session-key.ts';
 
 describe('readCookie()', () => {
   const cases: Array<[header: string | undefined, expected: string | undefined]> = [
@@ -33,8 +33,8 @@ describe('readCookie()', () => {
   }
 });
 
-describe('sessionKeyOf()', () => {
+describe('sessionKeyFrom()', () => {
   it('finds the affinity cookie behind a cookie without a value', () => {
-    assert.equal(sessionKeyOf({ cookie: 'a=1; flag; app=k1' }, 'app'), 'k1');
+    assert.equal(sessionKeyFrom('a=1; flag; app=k1', undefined, undefined, 'app'), 'k1');
   });
 });

@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { newSessionKey, SHARED_KEY, sessionCookie, sessionKeyFrom } from '../session-key.ts';
+import { resolveSessionKey } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import { forwardHeaders, hasHeader, headerLines, type RequestHeaderScan, responseHeaders } from './headers.ts';
 import { SKIP_BODY } from './llhttp.ts';
@@ -106,15 +106,8 @@ export class Exchange implements UpstreamUser {
     }
     this.#svc = svc;
     this.#t0 = performance.now();
-    const cfg = svc.config;
-    let key = SHARED_KEY;
-    if (cfg.affinity) {
-      const found = sessionKeyFrom(scan.cookie, scan.sessionKey, scan.authorization, cfg.cookieName);
-      if (found === undefined) {
-        key = newSessionKey();
-        this.#setCookie = sessionCookie(cfg.cookieName, key);
-      } else key = found;
-    }
+    const { key, setCookie } = resolveSessionKey(svc.config, scan.cookie, scan.sessionKey, scan.authorization);
+    this.#setCookie = setCookie;
     if (this.#pending !== null) this.#host.blockUpload(true); // body read while queued: no more until placed
     const s = scheduler.route(svc, key);
     if (s !== undefined) {

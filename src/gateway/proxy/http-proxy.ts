@@ -10,7 +10,7 @@ import { type ClientRequest, type IncomingMessage, request, type ServerResponse 
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { newSessionKey, SHARED_KEY, sessionCookie, sessionKeyOf } from '../session-key.ts';
+import { type ResolvedKey, resolveSessionKey } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import { requestHeaders, responseHeaders } from './headers.ts';
 import { sendError, unknownHost } from './respond.ts';
@@ -23,17 +23,18 @@ export interface HttpProxyOptions {
   proxyTimeoutMs: number;
 }
 
-/** The session key of a request and, for a new one, the `Set-Cookie` to return. */
-export function resolveSessionKey(req: IncomingMessage, svc: ServiceState): { key: string; setCookie?: string } {
-  const cfg = svc.config;
-  if (!cfg.affinity) return { key: SHARED_KEY };
-  const key = sessionKeyOf(req.headers, cfg.cookieName);
-  if (key !== undefined) return { key };
-  const fresh = newSessionKey();
-  return { key: fresh, setCookie: sessionCookie(cfg.cookieName, fresh) };
+/** The session key of a node:http request and, for a new one, the `Set-Cookie` to return. */
+export function resolveRequestKey(req: IncomingMessage, svc: ServiceState): ResolvedKey {
+  const explicit = req.headers['x-session-key'];
+  return resolveSessionKey(
+    svc.config,
+    req.headers.cookie,
+    typeof explicit === 'string' ? explicit : undefined,
+    req.headers.authorization,
+  );
 }
 
-/** Creates the `request` listener of the public server. */
+/** Creates the `request` listener of the slow-path node:http server. */
 export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { router, scheduler, proxyTimeoutMs } = o;
 
@@ -112,7 +113,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       return;
     }
     const t0 = performance.now();
-    const { key, setCookie } = resolveSessionKey(req, svc);
+    const { key, setCookie } = resolveRequestKey(req, svc);
     const s = scheduler.route(svc, key);
     if (s !== undefined) {
       forward(req, res, svc, s, setCookie, t0);

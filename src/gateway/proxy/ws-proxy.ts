@@ -15,7 +15,7 @@ import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { SessionEntry } from '../state.ts';
 import { headerLines, requestHeaders, responseHeaders } from './headers.ts';
-import { resolveSessionKey, upstreamFailed } from './http-proxy.ts';
+import { resolveRequestKey, upstreamFailed } from './http-proxy.ts';
 import { sendSocketError, unknownHost } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
@@ -126,7 +126,7 @@ export function createUpgradeProxy(
       sendSocketError(socket, unknownHost(req.headers.host, router.knownHosts));
       return;
     }
-    const { key, setCookie } = resolveSessionKey(req, svc);
+    const { key, setCookie } = resolveRequestKey(req, svc);
     const early = readEarly(socket, head);
     const s = scheduler.route(svc, key);
     if (s !== undefined) {
