@@ -187,6 +187,9 @@ function onMessageComplete(this: ParserWithConn): void {
   this.conn.user?.upstreamEnd();
 }
 
+/** Idle connections kept per instance at most; more are closed when their request ends. */
+export const MAX_IDLE = 256;
+
 /** The keep-alive connections to one instance. */
 export class UpstreamPool {
   readonly host: string;
@@ -210,14 +213,9 @@ export class UpstreamPool {
     return conn;
   }
 
-  /** Idle connections kept now. */
-  get idleCount(): number {
-    return this.#idle.length;
-  }
-
   /** @internal a connection done with its request */
   park(conn: UpstreamConn): void {
-    if (this.#destroyed) conn.destroy();
+    if (this.#destroyed || this.#idle.length >= MAX_IDLE) conn.destroy();
     else this.#idle.push(conn);
   }
 
