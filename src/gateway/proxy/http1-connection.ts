@@ -12,7 +12,15 @@ import type { Socket } from 'node:net';
 import { TetherError } from '../../common/errors.ts';
 import { Exchange, type ExchangeHost, type ProxyContext } from './exchange.ts';
 import { headerLines, scanRequestHeaders } from './headers.ts';
-import { HTTPParser, type HttpParser, isParseError, METHODS, type ParseError, STOP_AFTER_HEAD } from './llhttp.ts';
+import {
+  createParser,
+  HTTPParser,
+  type HttpParser,
+  isParseError,
+  METHODS,
+  type ParseError,
+  STOP_AFTER_HEAD,
+} from './llhttp.ts';
 import { sendSocketError } from './respond.ts';
 
 /** A request head may take this long to arrive whole (ms), against slowloris clients. */
@@ -60,15 +68,13 @@ export class Http1Connection implements ExchangeHost {
     this.socket = socket;
     this.context = server.context;
     this.#server = server;
-    const p = new HTTPParser();
-    p.initialize(HTTPParser.REQUEST, {});
-    p[HTTPParser.kOnMessageBegin] = onMessageBegin;
-    p[HTTPParser.kOnHeaders] = onHeaders;
-    p[HTTPParser.kOnHeadersComplete] = onHeadersComplete;
-    p[HTTPParser.kOnBody] = onBody;
-    p[HTTPParser.kOnMessageComplete] = onMessageComplete;
-    (p as ParserWithConn).conn = this;
-    this.#parser = p;
+    this.#parser = createParser(HTTPParser.REQUEST, this, {
+      onMessageBegin,
+      onHeaders,
+      onHeadersComplete,
+      onBody,
+      onMessageComplete,
+    });
     socket.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
     socket.on('data', this.#onData);
     socket.on('end', this.#onEnd);
@@ -269,16 +275,14 @@ export class Http1Connection implements ExchangeHost {
 
 function noop(): void {}
 
-interface ParserWithConn extends HttpParser {
-  conn: Http1Connection;
-}
+type ParserWithConn = HttpParser & { owner: Http1Connection };
 
 function onMessageBegin(this: ParserWithConn): void {
-  this.conn.messageBegin();
+  this.owner.messageBegin();
 }
 
 function onHeaders(this: ParserWithConn, headers: string[], url: string): void {
-  this.conn.addHeaders(headers, url);
+  this.owner.addHeaders(headers, url);
 }
 
 function onHeadersComplete(
@@ -293,13 +297,13 @@ function onHeadersComplete(
   upgrade: boolean,
   keepAlive: boolean,
 ): number {
-  return this.conn.headersComplete(major, minor, headers, method, url, upgrade, keepAlive);
+  return this.owner.headersComplete(major, minor, headers, method, url, upgrade, keepAlive);
 }
 
 function onBody(this: ParserWithConn, chunk: Buffer): void {
-  this.conn.body(chunk);
+  this.owner.body(chunk);
 }
 
 function onMessageComplete(this: ParserWithConn): void {
-  this.conn.messageComplete();
+  this.owner.messageComplete();
 }

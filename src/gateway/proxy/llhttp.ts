@@ -50,6 +50,31 @@ export const SKIP_BODY = 1;
 /** `kOnHeadersComplete` return value: stop parsing right after this head (handed to another server). */
 export const STOP_AFTER_HEAD = 2;
 
+/** The callbacks of a parser; each is called with `this` = the parser, whose `owner` is set. */
+export interface ParserCallbacks {
+  onMessageBegin?: () => void;
+  onHeaders: (headers: string[], url: string) => void;
+  onHeadersComplete: (...args: never[]) => number;
+  onBody: (chunk: Buffer) => void;
+  onMessageComplete: () => void;
+}
+
+/**
+ * A new parser of `type` (`HTTPParser.REQUEST` or `RESPONSE`) with these callbacks and `owner`, which the
+ * callbacks reach as `this.owner` (module-level functions: no closure per connection).
+ */
+export function createParser<T>(type: number, owner: T, cb: ParserCallbacks): HttpParser & { owner: T } {
+  const p = new HTTPParser() as HttpParser & { owner: T };
+  p.initialize(type, {});
+  if (cb.onMessageBegin) p[HTTPParser.kOnMessageBegin] = cb.onMessageBegin;
+  p[HTTPParser.kOnHeaders] = cb.onHeaders;
+  p[HTTPParser.kOnHeadersComplete] = cb.onHeadersComplete;
+  p[HTTPParser.kOnBody] = cb.onBody;
+  p[HTTPParser.kOnMessageComplete] = cb.onMessageComplete;
+  p.owner = owner;
+  return p;
+}
+
 /** True when `r` (what `execute` returned) is a parse error. */
 export function isParseError(r: unknown): r is ParseError {
   return r instanceof Error;

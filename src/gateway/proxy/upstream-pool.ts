@@ -7,7 +7,7 @@
  * a closed socket is never handed out. Replaces node:http's Agent; created by instance-pool.ts.
  */
 import { connect, type Socket } from 'node:net';
-import { HTTPParser, type HttpParser, isParseError } from './llhttp.ts';
+import { createParser, HTTPParser, type HttpParser, isParseError } from './llhttp.ts';
 
 /** What an upstream connection reports to the exchange using it. Calls come from parser callbacks. */
 export interface UpstreamUser {
@@ -47,14 +47,7 @@ export class UpstreamConn {
   constructor(pool: UpstreamPool) {
     this.#pool = pool;
     this.socket = connect({ host: pool.host, port: pool.port, noDelay: true });
-    const p = new HTTPParser();
-    p.initialize(HTTPParser.RESPONSE, {});
-    p[HTTPParser.kOnHeaders] = onHeaders;
-    p[HTTPParser.kOnHeadersComplete] = onHeadersComplete;
-    p[HTTPParser.kOnBody] = onBody;
-    p[HTTPParser.kOnMessageComplete] = onMessageComplete;
-    (p as ParserWithConn).conn = this;
-    this.#parser = p;
+    this.#parser = createParser(HTTPParser.RESPONSE, this, { onHeaders, onHeadersComplete, onBody, onMessageComplete });
     const s = this.socket;
     s.on('data', (chunk: Buffer) => this.#onData(chunk));
     s.on('end', () => this.#onEnd());
@@ -147,12 +140,10 @@ export class UpstreamConn {
   }
 }
 
-interface ParserWithConn extends HttpParser {
-  conn: UpstreamConn;
-}
+type ParserWithConn = HttpParser & { owner: UpstreamConn };
 
 function onHeaders(this: ParserWithConn, headers: string[]): void {
-  this.conn.addHeaders(headers);
+  this.owner.addHeaders(headers);
 }
 
 function onHeadersComplete(
@@ -167,7 +158,7 @@ function onHeadersComplete(
   _upgrade: boolean,
   keepAlive: boolean,
 ): number {
-  const conn = this.conn;
+  const conn = this.owner;
   const raw = conn.takeHeaders(headers);
   if (status < 200) return 0; // 100 Continue, 103 Early Hints: not relayed (as node:http did)
   conn.keepAlive = keepAlive;
@@ -180,11 +171,11 @@ function onHeadersComplete(
 }
 
 function onBody(this: ParserWithConn, chunk: Buffer): void {
-  this.conn.user?.upstreamBody(chunk);
+  this.owner.user?.upstreamBody(chunk);
 }
 
 function onMessageComplete(this: ParserWithConn): void {
-  this.conn.user?.upstreamEnd();
+  this.owner.user?.upstreamEnd();
 }
 
 /** Idle connections kept per instance at most; more are closed when their request ends. */
