@@ -1,0 +1,145 @@
+/**
+ * @module
+ * WAL checkpoints on a worker thread. With SQLite's automatic checkpoints the connection that commits
+ * copies the WAL back into the database and fsyncs both files, inline, on the event loop: at 10^6
+ * events that was about a third of the time the memory server spent writing (bench/lib/remember-profile.ts
+ * with `wal_autocheckpoint` 8000 vs off). Here a second connection, on its own thread, runs PASSIVE
+ * checkpoints (they never block the writer) every `intervalMs` while there are writes.
+ *
+ * The WAL starts over (instead of growing) only when a write transaction begins with every frame
+ * already checkpointed, which a background checkpoint never achieves under steady writes: the writer
+ * appends while it copies. So when a report shows more than `maxWalPages` pages in the WAL, `onLongWal`
+ * asks the store to run one PASSIVE checkpoint itself, between two of its transactions: it copies only
+ * the frames appended since the worker's pass, and the next write starts the WAL over.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+// Plain CommonJS evaluated by the worker: no TypeScript loader needed on that thread.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = 0');
+parentPort.on('message', (msg) => {
+  if (msg === 'close') {
+    db.close();
+    parentPort.postMessage({ closed: true });
+    return;
+  }
+  try {
+    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ log: r.log, checkpointed: r.checkpointed });
+  } catch (err) {
+    parentPort.postMessage({ error: String((err && err.message) || err) });
+  }
+});
+`;
+
+/** Options of `Checkpointer`. */
+export interface CheckpointerOptions {
+  /** The database file (not `:memory:`). */
+  path: string;
+  /** Time between checkpoints while there are writes (ms). @default 200 */
+  intervalMs?: number;
+  /** WAL pages beyond which `onLongWal` is called. @default 16384 (64 MiB of 4 KiB pages) */
+  maxWalPages?: number;
+  /** Called after a background pass that left more than `maxWalPages` pages in the WAL. */
+  onLongWal: () => void;
+}
+
+/** What one checkpoint reported. */
+interface Report {
+  log?: number;
+  checkpointed?: number;
+  error?: string;
+  closed?: boolean;
+}
+
+/** Background checkpoints of one database file. */
+export class Checkpointer {
+  readonly #worker: Worker;
+  readonly #maxWalPages: number;
+  readonly #onLongWal: () => void;
+  readonly #timer: NodeJS.Timeout;
+  #dirty = false;
+  #paused = 0;
+  #inFlight: Promise<Report> | null = null;
+  #reply: ((r: Report) => void) | null = null;
+  /** The last failure, kept for diagnostics (a failed checkpoint is retried at the next tick). */
+  lastError: string | null = null;
+
+  constructor(options: CheckpointerOptions) {
+    this.#maxWalPages = options.maxWalPages ?? 16_384;
+    this.#onLongWal = options.onLongWal;
+    this.#worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { path: options.path, driver: createRequire(import.meta.url).resolve('better-sqlite3') },
+    });
+    this.#worker.unref();
+    this.#worker.on('message', (r: Report) => {
+      const reply = this.#reply;
+      this.#reply = null;
+      reply?.(r);
+    });
+    this.#worker.on('error', (err) => {
+      this.lastError = err.message;
+      this.#reply?.({ error: err.message });
+      this.#reply = null;
+    });
+    this.#timer = setInterval(() => void this.#tick(), options.intervalMs ?? 200);
+    this.#timer.unref();
+  }
+
+  /** Notes a commit: a checkpoint follows within `intervalMs`. */
+  noteWrite(): void {
+    this.#dirty = true;
+  }
+
+  #send(msg: string): Promise<Report> {
+    this.#inFlight = new Promise<Report>((resolve) => {
+      this.#reply = resolve;
+      this.#worker.postMessage(msg);
+    }).finally(() => {
+      this.#inFlight = null;
+    });
+    return this.#inFlight;
+  }
+
+  async #tick(): Promise<void> {
+    if (!this.#dirty || this.#inFlight !== null || this.#paused > 0) return;
+    this.#dirty = false;
+    const r = await this.#send('checkpoint');
+    if (r.error !== undefined) {
+      this.lastError = r.error;
+      this.#dirty = true;
+      return;
+    }
+    if ((r.log ?? 0) > this.#maxWalPages && this.#paused === 0) this.#onLongWal();
+    if ((r.checkpointed ?? 0) < (r.log ?? 0)) this.#dirty = true; // not caught up: go on next tick
+  }
+
+  /**
+   * Waits for a running checkpoint and holds further ones until the returned function is called:
+   * for work that needs the checkpoint lock itself (purge's TRUNCATE checkpoint).
+   */
+  async pause(): Promise<() => void> {
+    this.#paused++;
+    await this.#inFlight;
+    let resumed = false;
+    return () => {
+      if (resumed) return;
+      resumed = true;
+      this.#paused--;
+    };
+  }
+
+  /** Stops the timer and the worker (its connection closed). */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#paused++;
+    await this.#inFlight;
+    await this.#send('close');
+    await this.#worker.terminate();
+  }
+}
