@@ -77,6 +77,8 @@ export class SqliteStore implements Store {
         : new Checkpointer({
             path: this.path,
             onLongWal: () => {
+              // Synced like any checkpoint (the WAL before copying, the database after): ~100 ms here, once
+              // per 256 MiB of WAL, instead of every commit's share of 8000-page inline checkpoints.
               if (db.open && !db.inTransaction) db.pragma('wal_checkpoint(PASSIVE)');
             },
           });
