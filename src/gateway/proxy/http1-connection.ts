@@ -63,6 +63,10 @@ export class Http1Connection implements ExchangeHost {
   #headStart = 0;
   #uploadBlocked = false;
   #paused = false;
+  /** The last finished exchange left the connection open. */
+  #lastKeepAlive = true;
+  /** exchangeDone is starting queued requests (a finished one must not start the next itself). */
+  #advancing = false;
 
   constructor(socket: Socket, server: ConnectionServer) {
     this.socket = socket;
@@ -92,24 +96,34 @@ export class Http1Connection implements ExchangeHost {
   exchangeDone(ex: Exchange): void {
     if (ex !== this.#current) return;
     this.#current = null;
-    if (this.socket.destroyed) return;
-    if (this.#error !== null) {
-      sendSocketError(this.socket, this.#error);
-      return;
-    }
-    if (!ex.keepAlive) {
+    this.#lastKeepAlive = ex.keepAlive;
+    // A loop, not recursion: a queued request answered at once (404, 503) ends inside its start(), and
+    // thousands of pipelined ones would otherwise nest that deep and overflow the stack.
+    if (this.#advancing) return;
+    this.#advancing = true;
+    while (this.#current === null && this.#advance()) {}
+    this.#advancing = false;
+  }
+
+  /** After a finished exchange: starts the next queued request (true), or ends, hands off or reads on. */
+  #advance(): boolean {
+    if (this.socket.destroyed) return false;
+    if (!this.#lastKeepAlive) {
       this.socket.end();
-      return;
+      return false;
     }
     const next = this.#queue.shift();
     if (next !== undefined) {
       this.#current = next;
       this.#updateReading();
       next.start();
-      return;
+      return true;
     }
-    if (this.#handOff !== null) this.#doHandOff();
+    // Requests read before a parse error are answered first, in order; then the error.
+    if (this.#error !== null) sendSocketError(this.socket, this.#error);
+    else if (this.#handOff !== null) this.#doHandOff();
     else this.#updateReading();
+    return false;
   }
 
   blockUpload(blocked: boolean): void {

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { serviceYaml, startTestGateway } from '../helpers/harness.ts';
+import { rawClient } from '../helpers/raw-client.ts';
+
+const HOST = 'p.default.example.com';
+const YAML = serviceYaml('p', { 'serving.knative.dev/session-affinity-cookie': 'app' });
+
+describe('raw HTTP/1.1 proxy path limits', () => {
+  it('answers thousands of pipelined requests that finish at once without overflowing the stack', async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    // The first request keeps the connection busy, so the rest queue; each of them is a 404 (no Host)
+    // answered inside its own start().
+    const n = 3500;
+    c.write(
+      `GET /stream?n=1 HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=many\r\n\r\n${'GET / HTTP/1.1\r\n\r\n'.repeat(n)}`,
+      'GET',
+      ...Array<string>(n).fill('GET'),
+    );
+    const all = await c.read(n + 1);
+    assert.equal(all[0]?.status, 200);
+    assert.ok(all.slice(1).every((r) => r.status === 404));
+    assert.equal(c.isClosed, false);
+  });
+
+  it('answers requests queued before a malformed one, in order, then the 400', async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=order\r\n\r\n`;
+    c.write(`${get('/stream?n=1')}${get('/')}NOT HTTP\r\n\r\n`, 'GET', 'GET', 'GET');
+    const [first, second, bad] = await c.read(3);
+    assert.equal(first?.status, 200);
+    assert.equal(second?.status, 200);
+    assert.match(String(second?.body), /Requests served: 2/);
+    assert.equal(bad?.status, 400);
+    await c.closed();
+  });
+});
