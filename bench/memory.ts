@@ -56,6 +56,8 @@ interface Figures {
   searchHits: number;
   searchZero: number;
   remembers: number;
+  /** Mean remembers per store transaction (group commit) during the remember phase, from /metrics. */
+  perCommit: number;
 }
 
 interface SizeResult {
@@ -119,6 +121,18 @@ async function mintAgentKey(server: ChildServer): Promise<string> {
 }
 
 const MB = 1048576;
+
+/** The writer's group-commit counters from /metrics. */
+async function writeCounters(url: string): Promise<{ batches: number; jobs: number }> {
+  const client = new LoopbackClient(url);
+  try {
+    const body = (await client.send({ method: 'GET', path: '/metrics' })).body;
+    const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(body)?.[1] ?? Number.NaN);
+    return { batches: value('tether_memory_write_batches'), jobs: value('tether_memory_write_jobs') };
+  } finally {
+    client.close();
+  }
+}
 
 /** V8 heap and external memory of the server, bytes, from its Prometheus /metrics (NaN when absent). */
 async function heapFigures(url: string): Promise<{ used: number; total: number; external: number }> {
@@ -227,6 +241,7 @@ async function measureServer(
   noteErrors('search', search, errors);
 
   let uniq = 0;
+  const writesBefore = await writeCounters(url);
   const remember = !PHASES.has('remember')
     ? skipped
     : await runLoad({
@@ -250,6 +265,7 @@ async function measureServer(
           status === 200 && body.includes('"stored":true') ? undefined : `HTTP ${status}: ${body.slice(0, 200)}`,
       });
   noteErrors('remember', remember, errors);
+  const writesAfter = await writeCounters(url);
 
   const r = summarize(recall.latenciesMs);
   const s = summarize(search.latenciesMs);
@@ -262,6 +278,7 @@ async function measureServer(
     searchHits: hits / Math.max(1, search.requests),
     searchZero: zero / Math.max(1, search.requests),
     remembers: remember.perSecond,
+    perCommit: (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches),
   };
 }
 
@@ -315,6 +332,7 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
     searchHits: hits / Math.max(1, search.lat.length),
     searchZero: zero / Math.max(1, search.lat.length),
     remembers: insert.perSecond,
+    perCommit: 1,
   };
 }
 
@@ -349,6 +367,7 @@ function report(size: number, r: SizeResult): string {
       text: `>= ${fmt(TARGETS.remembers)}`,
       ok: (v) => v >= TARGETS.remembers,
     }),
+    row('remembers per commit (group commit)', 'perCommit'),
     ['server RSS MB (after run)', fmt(r.rssMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.rssMb <= TARGETS.rssMb)],
     ['server peak RSS MB (VmHWM)', fmt(r.peakMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.peakMb <= TARGETS.rssMb)],
     ['server RSS MB at start (no request yet)', fmt(r.startRssMb), '', '', '', '', ''],

@@ -12,7 +12,7 @@ import { foldFact } from './fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { RegistryBook } from './registry-book.ts';
 import { MAX_TEXT, normalizeSubject, typedValue } from './values.ts';
-import { MemoryWriter, type PendingAssertion } from './writer.ts';
+import { MemoryWriter, type PendingAssertion, type WriterStats } from './writer.ts';
 
 /** How far ahead of the server clock `observed_at` may be. */
 export const MAX_FUTURE_MS = 60_000;
@@ -66,6 +66,11 @@ export class MemoryEngine {
     this.#clock = options.clock;
     this.#writer = new MemoryWriter(options.store, options.clock);
     this.#registries.onReplace((tenant, before, after) => this.registryChanged(tenant, before, after));
+  }
+
+  /** Group-commit counters of the writer (read by /metrics). */
+  get writeStats(): Readonly<WriterStats> {
+    return this.#writer.stats;
   }
 
   /**

@@ -53,8 +53,17 @@ type Job =
     }
   | { kind: 'exclusive'; run: () => Promise<void>; done: () => void; fail: (e: unknown) => void };
 
+/** Counters of the group commit, for /metrics: `jobs / batches` is the mean batch size. */
+export interface WriterStats {
+  /** Store transactions written for remembers and forgets. */
+  batches: number;
+  /** Remember and forget calls they carried. */
+  jobs: number;
+}
+
 /** Batches writes to a store. */
 export class MemoryWriter {
+  readonly stats: WriterStats = { batches: 0, jobs: 0 };
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #queue: Job[] = [];
@@ -206,6 +215,8 @@ export class MemoryWriter {
       }
       const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
       if (events.length > 0 || changes.length > 0) await this.#store.appendEvents(events, changes);
+      this.stats.batches++;
+      this.stats.jobs += jobs.length;
     } catch (err) {
       for (const job of jobs) job.fail(err);
       return;

@@ -73,7 +73,12 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
   const reader = new MemoryReader({ store, registries, clock });
-  const metrics = createMemoryMetrics({ store, keys, collectDefaults: options.processMetrics });
+  const metrics = createMemoryMetrics({
+    store,
+    keys,
+    writes: engine.writeStats,
+    collectDefaults: options.processMetrics,
+  });
 
   installErrorHandlers(app);
   let closing = false;

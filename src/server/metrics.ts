@@ -5,6 +5,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyService } from '../auth/key-service.ts';
+import type { WriterStats } from '../memory/writer.ts';
 import type { Store } from '../store/store.ts';
 
 /** Metrics of one server. */
@@ -19,6 +20,7 @@ export interface MemoryMetrics {
 export function createMemoryMetrics(deps: {
   store: Store;
   keys: KeyService;
+  writes: Readonly<WriterStats>;
   collectDefaults?: boolean;
 }): MemoryMetrics {
   const registry = new Registry();
@@ -63,6 +65,22 @@ export function createMemoryMetrics(deps: {
     registers: [registry],
     collect() {
       this.set(deps.keys.stats.misses);
+    },
+  });
+  new Gauge({
+    name: 'tether_memory_write_batches',
+    help: 'store transactions written for remembers and forgets (group commits)',
+    registers: [registry],
+    collect() {
+      this.set(deps.writes.batches);
+    },
+  });
+  new Gauge({
+    name: 'tether_memory_write_jobs',
+    help: 'remember and forget calls those transactions carried (jobs / batches = mean batch size)',
+    registers: [registry],
+    collect() {
+      this.set(deps.writes.jobs);
     },
   });
   return { registry, requestDuration, eventsAppended, exchanges };

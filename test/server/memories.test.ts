@@ -229,4 +229,18 @@ describe('operations', () => {
     assert.ok(doc.body.paths['/v1/memories'].post.requestBody);
     assert.ok(doc.body.paths['/v1/memories'].get.parameters.some((p: { name: string }) => p.name === 'as_of'));
   });
+
+  it('counts group commits and the writes they carried on /metrics', async () => {
+    const counters = async () => {
+      const text = (await srv.call('GET', '/metrics')).text;
+      const value = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
+      return { batches: value('tether_memory_write_batches'), jobs: value('tether_memory_write_jobs') };
+    };
+    const before = await counters();
+    // Sent together, so they can share a commit; each is one job.
+    await Promise.all(['a', 'b', 'c'].map((s) => remember({ subject: `metrics-${s}`, predicate: 'note', value: s })));
+    const after = await counters();
+    assert.equal(after.jobs - before.jobs, 3);
+    assert.ok(after.batches - before.batches >= 1 && after.batches - before.batches <= 3);
+  });
 });
