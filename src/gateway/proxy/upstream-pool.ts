@@ -4,7 +4,9 @@
  * connection owns an llhttp RESPONSE parser and reports the response of the request it carries to its
  * current user (an exchange). Idle connections are kept most-recently-used first and dropped the moment
  * the instance closes them (node servers close idle keep-alive sockets after their keepAliveTimeout), so
- * a closed socket is never handed out. Replaces node:http's Agent; created by instance-pool.ts.
+ * a closed socket is never handed out. 1xx answers are dropped (as node:http did), an unasked-for 101 is a
+ * failure, response trailers are dropped, and a connection that sends bytes beyond its answer is closed.
+ * Replaces node:http's Agent; created by instance-pool.ts.
  */
 import { connect, type Socket } from 'node:net';
 import { createParser, HTTPParser, type HttpParser, isParseError } from './llhttp.ts';
@@ -34,6 +36,10 @@ export class UpstreamConn {
   readonly #pool: UpstreamPool;
   readonly #parser: HttpParser;
   #headers: string[] = [];
+  /** Header lines go to the current head (false in a body or trailers: those are dropped). */
+  #inHead = false;
+  /** The message being parsed is an interim (1xx) answer: its end is not the response's end. */
+  interim = false;
   /** The exchange this connection serves now, or null while idle. */
   user: UpstreamUser | null = null;
   /** Requests it served before the current one (0: a fresh connection). */
@@ -47,7 +53,13 @@ export class UpstreamConn {
   constructor(pool: UpstreamPool) {
     this.#pool = pool;
     this.socket = connect({ host: pool.host, port: pool.port, noDelay: true });
-    this.#parser = createParser(HTTPParser.RESPONSE, this, { onHeaders, onHeadersComplete, onBody, onMessageComplete });
+    this.#parser = createParser(HTTPParser.RESPONSE, this, {
+      onMessageBegin,
+      onHeaders,
+      onHeadersComplete,
+      onBody,
+      onMessageComplete,
+    });
     const s = this.socket;
     s.on('data', (chunk: Buffer) => this.#onData(chunk));
     s.on('end', () => this.#onEnd());
@@ -95,7 +107,7 @@ export class UpstreamConn {
     client.cork();
     const r = this.#parser.execute(chunk);
     client.uncork();
-    if (isParseError(r)) this.#fail(false);
+    if (isParseError(r)) this.fail(false);
   }
 
   #onEnd(): void {
@@ -111,36 +123,53 @@ export class UpstreamConn {
 
   #onTimeout(): void {
     if (this.user === null) this.socket.destroy();
-    else this.#fail(true);
+    else this.fail(true);
   }
 
   #onClose(): void {
     this.#pool.remove(this);
     this.#parser.close();
-    if (this.user !== null) this.#fail(false);
+    if (this.user !== null) this.fail(false);
   }
 
-  #fail(timedOut: boolean): void {
+  /** @internal the connection failed (also from a parser callback) */
+  fail(timedOut: boolean): void {
     const user = this.user;
     this.destroy();
     user?.upstreamFailed(timedOut);
   }
 
-  /** @internal parser callbacks */
+  /** @internal parser callback: a message begins */
+  beginMessage(): void {
+    if (this.user === null) {
+      this.destroy(); // more than the answer: the rest of the stream is not ours to hand to the next request
+      return;
+    }
+    this.#headers = [];
+    this.#inHead = true;
+  }
+
+  /** @internal parser callback: the head is complete; its headers */
   takeHeaders(headers: string[] | undefined): string[] {
+    this.#inHead = false;
     if (headers !== undefined) return headers;
     const h = this.#headers;
     this.#headers = [];
     return h;
   }
 
-  /** @internal parser callbacks */
+  /** @internal parser callback: header lines (part of a long head, or trailers, which are dropped) */
   addHeaders(headers: string[]): void {
+    if (!this.#inHead) return;
     for (const h of headers) this.#headers.push(h);
   }
 }
 
 type ParserWithConn = HttpParser & { owner: UpstreamConn };
+
+function onMessageBegin(this: ParserWithConn): void {
+  this.owner.beginMessage();
+}
 
 function onHeaders(this: ParserWithConn, headers: string[]): void {
   this.owner.addHeaders(headers);
@@ -160,13 +189,18 @@ function onHeadersComplete(
 ): number {
   const conn = this.owner;
   const raw = conn.takeHeaders(headers);
-  if (status < 200) return 0; // 100 Continue, 103 Early Hints: not relayed (as node:http did)
-  conn.keepAlive = keepAlive;
   const user = conn.user;
   if (user === null) {
     conn.destroy();
     return 0;
   }
+  if (status === 101) {
+    conn.fail(false); // this path never asks for an upgrade: the stream is no longer HTTP
+    return 0;
+  }
+  conn.interim = status < 200;
+  if (conn.interim) return 0; // 100 Continue, 103 Early Hints: not relayed (as node:http did)
+  conn.keepAlive = keepAlive;
   return user.upstreamHead(status, message, raw, keepAlive);
 }
 
@@ -175,7 +209,9 @@ function onBody(this: ParserWithConn, chunk: Buffer): void {
 }
 
 function onMessageComplete(this: ParserWithConn): void {
-  this.owner.user?.upstreamEnd();
+  const conn = this.owner;
+  if (conn.interim) conn.interim = false; // the final answer follows
+  else conn.user?.upstreamEnd();
 }
 
 /** Idle connections kept per instance at most; more are closed when their request ends. */
