@@ -210,8 +210,8 @@ function onBody(this: ParserWithConn, chunk: Buffer): void {
 
 function onMessageComplete(this: ParserWithConn): void {
   const conn = this.owner;
-  if (conn.interim) conn.interim = false; // the final answer follows
-  else conn.user?.upstreamEnd();
+  if (!conn.interim) conn.user?.upstreamEnd();
+  conn.interim = false; // after a 1xx the final answer follows
 }
 
 /** Idle connections kept per instance at most; more are closed when their request ends. */
