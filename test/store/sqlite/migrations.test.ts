@@ -1,6 +1,7 @@
 /**
  * Schema migrations (src/store/sqlite/migrations.ts): a version-1 database (made before versioning,
- * user_version 0) is brought to the current version with its data; a newer database is refused.
+ * user_version 0) is brought to the current version with its events, index and beliefs; a newer
+ * database is refused.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -8,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { ftsBody } from '../../../src/store/sqlite/fts.ts';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite/migrations.ts';
+import { eventToRow } from '../../../src/store/sqlite/rows.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, makeEvent } from '../conformance/helpers.ts';
 
@@ -16,53 +19,73 @@ const tempRoot = mkdtempSync(join(tmpdir(), 'tether-migrations-'));
 after(() => rmSync(tempRoot, { recursive: true, force: true }));
 const V1 = readFileSync(new URL('../../../src/store/sqlite/001-schema.sql', import.meta.url), 'utf8');
 
-function indexColumns(db: Database.Database, index: string): string[] {
-  return (db.prepare(`PRAGMA index_info(${index})`).all() as { name: string }[]).map((c) => c.name);
-}
-
 describe('SQLite schema migrations', () => {
   it('upgrades a version-1 database in place and keeps its data', async () => {
-    const dir = join(tempRoot, 'v1');
-    mkdirSync(dir);
+    // The events of a current store, laid out as version 1 stored them (FTS rows written with each event).
     const ns = freshNamespace();
     const e = makeEvent(ns, { value: 'kept across the upgrade' });
-    // A store of this version writes the events; then the file is turned back into version 1.
-    const store = openSqliteStore({ dataDir: dir });
-    await store.appendEvents(
-      [e],
-      [{ namespace: ns, subject: e.subject, predicate: e.predicate, add: [{ eventId: e.id, replaced: [] }] }],
-    );
-    await store.close();
-    const raw = new Database(join(dir, 'tether.db'));
-    raw.exec('DROP INDEX beliefs_fact; DROP TABLE meta;'); // as version 1 had them
-    raw.exec(V1);
-    raw.pragma('user_version = 0');
-    assert.ok(indexColumns(raw, 'beliefs_value').length > 0);
-    raw.close();
+    const source = openSqliteStore({ dataDir: ':memory:' });
+    await source.appendEvents([e]);
+    const [row] = (await source.exportEvents({ namespace: ns, limit: 10 })).map(eventToRow);
+    await source.close();
+
+    const dir = join(tempRoot, 'v1');
+    mkdirSync(dir);
+    const v1 = new Database(join(dir, 'tether.db'));
+    v1.pragma('journal_mode = WAL');
+    v1.exec(V1);
+    const info = v1
+      .prepare(
+        `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind, confidence,
+           source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
+         VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind, @confidence,
+           @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
+      )
+      .run(row);
+    v1.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(info.lastInsertRowid, ftsBody(e));
+    v1.prepare(
+      `INSERT INTO beliefs (event_id, namespace, subject, predicate, value_key, observed_at, replaced)
+       VALUES (?, ?, ?, ?, ?, ?, '[]')`,
+    ).run(e.id, ns, e.subject, e.predicate, e.valueKey, e.observedAt);
+    assert.equal(v1.pragma('user_version', { simple: true }), 0);
+    v1.close();
 
     const upgraded = openSqliteStore({ dataDir: dir });
     try {
-      const beliefs = await upgraded.currentBeliefs({ namespace: ns, limit: 10 });
       assert.deepEqual(
-        beliefs.map((b) => b.event.id),
+        (await upgraded.currentBeliefs({ namespace: ns, limit: 10 })).map((b) => b.event.id),
         [e.id],
       );
-      assert.equal((await upgraded.searchEvents(ns, ['upgrade'], 10)).length, 1);
+      assert.deepEqual(
+        (await upgraded.searchEvents(ns, ['upgrade'], 10)).map((h) => h.eventId),
+        [e.id],
+      );
+      // Written after the upgrade: the new layout takes the change.
+      const next = makeEvent(ns, { value: 'after the upgrade' });
+      await upgraded.appendEvents(
+        [next],
+        [{ namespace: ns, subject: e.subject, predicate: e.predicate, current: [{ eventId: next.id, replaced: [] }] }],
+      );
+      assert.deepEqual(
+        (await upgraded.currentBeliefs({ namespace: ns, limit: 10 })).map((b) => b.event.id),
+        [next.id],
+      );
     } finally {
       await upgraded.close();
     }
     const db = new Database(join(dir, 'tether.db'), { readonly: true });
     try {
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
-      assert.deepEqual(indexColumns(db, 'beliefs_value'), []);
-      assert.deepEqual(indexColumns(db, 'beliefs_fact'), [
-        'namespace',
-        'subject',
-        'predicate',
-        'observed_at',
-        'event_id',
-        'value_key',
-      ]);
+      const indexes = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'beliefs'")
+        .pluck()
+        .all();
+      assert.deepEqual(indexes, [], 'the clustered primary key only: no secondary index to write');
+      const pk = (db.prepare('PRAGMA table_info(beliefs)').all() as { name: string; pk: number }[])
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
+      assert.deepEqual(pk, ['namespace', 'subject', 'predicate', 'observed_at', 'event_id']);
     } finally {
       db.close();
     }
