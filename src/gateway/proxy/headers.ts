@@ -22,13 +22,20 @@ export const HOP_BY_HOP: ReadonlySet<string> = Object.freeze(
   ]),
 );
 
+/**
+ * Names a Connection header may not remove: the message's framing and Host. Dropping a client's
+ * `Content-Length` while its body is still forwarded would let the body reach the instance as requests
+ * of its own (request smuggling); dropping an instance's would leave its body unframed.
+ */
+const NEVER_LISTED: ReadonlySet<string> = Object.freeze(new Set(['content-length', 'host']));
+
 /** Extra header names the Connection header lists (beyond keep-alive/close/upgrade), lower case. */
 function connectionListed(value: string | undefined): Set<string> | null {
   if (!value) return null;
   let out: Set<string> | null = null;
   for (const token of value.split(',')) {
     const t = token.trim().toLowerCase();
-    if (!t || t === 'keep-alive' || t === 'close' || t === 'upgrade') continue;
+    if (!t || t === 'keep-alive' || t === 'close' || t === 'upgrade' || NEVER_LISTED.has(t)) continue;
     out ??= new Set();
     out.add(t);
   }

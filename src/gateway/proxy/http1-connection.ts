@@ -225,10 +225,13 @@ export class Http1Connection implements ExchangeHost {
   /** @internal parser callback */
   messageBegin(): void {
     this.#headStart = -1;
+    this.#headers = [];
+    this.#url = '';
   }
 
-  /** @internal parser callback */
+  /** @internal parser callback: part of a long head, or the trailers of a chunked body (dropped) */
   addHeaders(headers: string[], url: string): void {
+    if (this.#headStart === 0) return; // no head in progress: trailers
     for (const h of headers) this.#headers.push(h);
     this.#url += url;
   }
