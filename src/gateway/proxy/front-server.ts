@@ -25,12 +25,16 @@ export interface FrontServer {
  */
 export function createFrontServer(context: ProxyContext, slow: HttpServer): FrontServer {
   const open = new Set<Http1Connection>();
+  // node:http tracks connections only on a server that listens (closeAllConnections is a no-op on `slow`).
+  const handed = new Set<Socket>();
   const host: ConnectionServer = {
     context,
     handOff(conn, bytes) {
       const socket = conn.socket;
       // Paused while node:http attaches (it may read the handle directly), then its own reads start.
       socket.pause();
+      handed.add(socket);
+      socket.once('close', () => handed.delete(socket));
       if (bytes.length > 0) socket.unshift(bytes);
       slow.emit('connection', socket);
       socket.resume();
@@ -47,7 +51,8 @@ export function createFrontServer(context: ProxyContext, slow: HttpServer): Fron
     closeAll() {
       for (const conn of open) conn.destroy();
       open.clear();
-      slow.closeAllConnections();
+      for (const socket of handed) socket.destroy();
+      handed.clear();
     },
   };
 }

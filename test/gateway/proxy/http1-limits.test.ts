@@ -37,3 +37,19 @@ describe('raw HTTP/1.1 proxy path limits', () => {
     await c.closed();
   });
 });
+
+describe('gateway close', () => {
+  it('closes a keep-alive connection handed to node:http at once', { timeout: 30_000 }, async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    c.write(
+      `POST /echo HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=ex\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok`,
+      'POST',
+    );
+    assert.equal(String((await c.read())[0]?.body), 'ok');
+    const t0 = Date.now();
+    await gw.close();
+    assert.ok(Date.now() - t0 < 10_000, `close took ${Date.now() - t0} ms`);
+    await c.closed();
+  });
+});
