@@ -49,6 +49,8 @@ export interface GatewayOptions {
   maxInstances?: number;
   /** Upstream inactivity timeout (ms); 0 = none. @default 300000 */
   proxyTimeoutMs?: number;
+  /** Idle client keep-alive connections on the public port are closed after this long (ms). @default 65000 */
+  keepAliveTimeoutMs?: number;
   /** SIGTERM-to-SIGKILL grace when deleting an instance (ms). @default 5000 */
   graceMs?: number;
   /** Reconcile tick (ms). @default 200 */
@@ -122,13 +124,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const proxyTimeoutMs = options.proxyTimeoutMs ?? 300_000;
   // The slow path: a node:http server that never listens; the raw HTTP/1.1 front hands it connections
   // carrying upgrades (WebSocket), Expect, HTTP/1.0 or CONNECT at a request boundary.
-  const slow = createServer({ keepAliveTimeout: 65_000 }, createHttpProxy({ router, scheduler, proxyTimeoutMs }));
+  const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 65_000;
+  const slow = createServer(
+    { keepAliveTimeout: keepAliveTimeoutMs },
+    createHttpProxy({ router, scheduler, proxyTimeoutMs }),
+  );
   slow.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: proxyTimeoutMs }));
   // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
   const malformed = (_err: Error, socket: Duplex) =>
     sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));
   slow.on('clientError', malformed);
-  const front = createFrontServer({ router, scheduler, proxyTimeoutMs }, slow);
+  const front = createFrontServer({ router, scheduler, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
   const pub = front.server;
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));
   admin.on('clientError', malformed);

@@ -23,6 +23,8 @@ export interface ProxyContext {
   scheduler: Scheduler;
   /** Inactivity timeout of an instance connection while it serves (ms); 0 = none. */
   proxyTimeoutMs: number;
+  /** An idle client connection (or one owing only the rest of a body) is closed after this long (ms). @default 65000 */
+  keepAliveTimeoutMs?: number;
 }
 
 /** The client connection an exchange belongs to (http1-connection.ts). */
@@ -127,6 +129,11 @@ export class Exchange implements UpstreamUser {
         if (!this.#aborted) this.#respondError(err);
       },
     );
+  }
+
+  /** The response went out whole (or as an error); only the rest of the request body may be owed. */
+  get answered(): boolean {
+    return this.#responseDone;
   }
 
   /** A piece of the decoded request body (from the client parser). */

@@ -79,7 +79,7 @@ export class Http1Connection implements ExchangeHost {
       onBody,
       onMessageComplete,
     });
-    socket.setTimeout(KEEP_ALIVE_TIMEOUT_MS);
+    socket.setTimeout(server.context.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS);
     socket.on('data', this.#onData);
     socket.on('end', this.#onEnd);
     socket.on('error', noop); // 'close' follows
@@ -202,7 +202,11 @@ export class Http1Connection implements ExchangeHost {
   };
 
   readonly #onTimeout = (): void => {
-    if (this.#current === null) this.socket.destroy(); // idle keep-alive (or a stalled head)
+    // Idle keep-alive, a stalled head, or a client that stopped sending a body that was already answered
+    // (the timer is not armed again without traffic, so ignoring that case would keep the socket forever).
+    // An exchange still waiting for its instance is bounded by the instance timeout instead.
+    const current = this.#current;
+    if (current === null || current.answered) this.socket.destroy();
   };
 
   #doHandOff(): void {

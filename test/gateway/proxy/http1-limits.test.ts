@@ -36,6 +36,23 @@ describe('raw HTTP/1.1 proxy path limits', () => {
     assert.equal(bad?.status, 400);
     await c.closed();
   });
+
+  it('closes a connection whose request was answered but whose body stopped coming', { timeout: 15_000 }, async (t) => {
+    const gw = await startTestGateway(t, YAML, { keepAliveTimeoutMs: 300 });
+    const c = await rawClient(t, gw.publicUrl);
+    // An unknown host is answered at once; 90 of the 100 announced body bytes never come.
+    c.write('POST / HTTP/1.1\r\nHost: nope.example.com\r\nContent-Length: 100\r\n\r\n0123456789', 'POST');
+    assert.equal((await c.read())[0]?.status, 404);
+    await c.closed();
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', { timeout: 15_000 }, async (t) => {
+    const gw = await startTestGateway(t, YAML, { keepAliveTimeoutMs: 300 });
+    const c = await rawClient(t, gw.publicUrl);
+    c.get(HOST, '/', { Cookie: 'app=idle' });
+    assert.equal((await c.read())[0]?.status, 200);
+    await c.closed();
+  });
 });
 
 describe('gateway close', () => {
