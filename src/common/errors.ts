@@ -21,6 +21,7 @@ export const ERROR_STATUS = Object.freeze({
   lease_not_held: 409,
   too_large: 413,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   bad_gateway: 502,
   unavailable: 503,

@@ -131,8 +131,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   slow.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: proxyTimeoutMs }));
   // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
-  const malformed = (_err: Error, socket: Duplex) =>
-    sendSocketError(socket, new TetherError('invalid_request', 'malformed HTTP request'));
+  const malformed = (err: Error & { code?: string }, socket: Duplex) =>
+    sendSocketError(
+      socket,
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new TetherError('headers_too_large', 'request headers too large')
+        : new TetherError('invalid_request', 'malformed HTTP request'),
+    );
   slow.on('clientError', malformed);
   const front = createFrontServer({ router, scheduler, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
   const pub = front.server;

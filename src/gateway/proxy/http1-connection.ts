@@ -170,7 +170,7 @@ export class Http1Connection implements ExchangeHost {
     this.#closing = true;
     const e =
       err.code === 'HPE_HEADER_OVERFLOW'
-        ? new TetherError('invalid_request', 'request headers too large')
+        ? new TetherError('headers_too_large', 'request headers too large')
         : new TetherError('invalid_request', 'malformed HTTP request');
     if (this.#reading !== null) {
       this.socket.destroy(); // a broken body: the exchange cannot go on

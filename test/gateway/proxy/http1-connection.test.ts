@@ -218,13 +218,17 @@ describe('raw HTTP/1.1 proxy path', () => {
     assert.ok(receivedBeforeEnd > 0, 'the echo streamed back while the upload was still going');
   });
 
-  it('answers oversized headers and malformed requests with a JSON 400 and closes', async (t) => {
+  it('answers oversized headers with a JSON 431, malformed requests with a 400, and closes', async (t) => {
     const gw = await startTestGateway(t, YAML);
     const big = await rawClient(t, gw.publicUrl);
     big.write(`GET / HTTP/1.1\r\nHost: ${HOST}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 'GET');
     const [overflow] = await big.read();
-    assert.equal(overflow?.status, 400);
-    assert.match(JSON.parse(String(overflow?.body)).error.message, /too large/);
+    assert.equal(overflow?.status, 431);
+    assert.equal(overflow?.headers.connection, 'close');
+    assert.deepEqual(JSON.parse(String(overflow?.body)).error, {
+      code: 'headers_too_large',
+      message: 'request headers too large',
+    });
     await big.closed();
     // A valid request, then garbage pipelined behind it: the first is answered, then the 400.
     const bad = await rawClient(t, gw.publicUrl);

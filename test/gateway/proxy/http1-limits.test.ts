@@ -53,6 +53,21 @@ describe('raw HTTP/1.1 proxy path limits', () => {
     assert.equal((await c.read())[0]?.status, 200);
     await c.closed();
   });
+
+  it('answers 431 to oversized headers on a connection handed to node:http too', { timeout: 15_000 }, async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    c.write(
+      `POST /echo HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=ex\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok`,
+      'POST',
+    );
+    assert.equal(String((await c.read())[0]?.body), 'ok');
+    c.get(HOST, '/', { Cookie: 'app=ex', 'X-Big': 'a'.repeat(20_000) });
+    const [big] = await c.read();
+    assert.equal(big?.status, 431);
+    assert.equal(JSON.parse(String(big?.body)).error.code, 'headers_too_large');
+    await c.closed();
+  });
 });
 
 describe('gateway close', () => {
