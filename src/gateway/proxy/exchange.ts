@@ -12,7 +12,14 @@ import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { resolveSessionKey } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
-import { forwardHeaders, hasHeader, headerLines, type RequestHeaderScan, responseHeaders } from './headers.ts';
+import {
+  codingsBeforeChunked,
+  forwardHeaders,
+  hasHeader,
+  headerLines,
+  type RequestHeaderScan,
+  responseHeaders,
+} from './headers.ts';
 import { SKIP_BODY } from './llhttp.ts';
 import { errorResponse, toTetherError, unknownHost } from './respond.ts';
 import type { UpstreamConn, UpstreamUser } from './upstream-pool.ts';
@@ -94,7 +101,8 @@ export class Exchange implements UpstreamUser {
     });
     this.#head =
       `${method} ${url} HTTP/1.1\r\n${headerLines(fwd)}` +
-      (this.#bodyKind === CHUNKED_BODY ? 'Transfer-Encoding: chunked\r\n\r\n' : CRLF);
+      // The body is re-chunked; codings before chunked (`gzip, chunked`) are the content's and go on as sent.
+      (this.#bodyKind === CHUNKED_BODY ? `Transfer-Encoding: ${scan.transferEncoding}\r\n\r\n` : CRLF);
   }
 
   /** Routes and places the request (it is the connection's current one now). */
@@ -178,7 +186,8 @@ export class Exchange implements UpstreamUser {
     let head = `HTTP/1.1 ${status} ${message}\r\n${headerLines(responseHeaders(raw, this.#setCookie))}`;
     if (!this.#isHead && status !== 204 && status !== 304 && !hasHeader(raw, 'content-length')) {
       this.#chunkedOut = true; // chunked or close-delimited from the instance
-      head += 'Transfer-Encoding: chunked\r\n';
+      const codings = codingsBeforeChunked(raw); // e.g. gzip: the body is still coded so
+      head += codings ? `Transfer-Encoding: ${codings}, chunked\r\n` : 'Transfer-Encoding: chunked\r\n';
     }
     if (!this.keepAlive) head += 'Connection: close\r\n';
     this.client.write(`${head}\r\n`, 'latin1');

@@ -146,6 +146,8 @@ export interface RequestHeaderScan {
   length: boolean;
   /** The request has a Transfer-Encoding (llhttp accepts only chunked last: the body is chunked). */
   chunked: boolean;
+  /** Its value (several joined with `, `), e.g. `gzip, chunked`: the codings before chunked go on. */
+  transferEncoding: string | undefined;
   /** The request has an Expect header (handled by the node:http slow path). */
   expect: boolean;
 }
@@ -160,6 +162,7 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
     connection: undefined,
     length: false,
     chunked: false,
+    transferEncoding: undefined,
     expect: false,
   };
   for (let i = 0; i < raw.length; i += 2) {
@@ -186,11 +189,29 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
         if (name.toLowerCase() === 'content-length') out.length = true;
         break;
       case 17:
-        if (name.toLowerCase() === 'transfer-encoding') out.chunked = true;
+        if (name.toLowerCase() === 'transfer-encoding') {
+          const v = raw[i + 1] as string;
+          out.chunked = true;
+          out.transferEncoding = out.transferEncoding === undefined ? v : `${out.transferEncoding}, ${v}`;
+        }
         break;
     }
   }
   return out;
+}
+
+/**
+ * The transfer codings of a raw header array other than a final `chunked` (e.g. `gzip` of
+ * `Transfer-Encoding: gzip, chunked`), or '' when there are none.
+ */
+export function codingsBeforeChunked(raw: readonly string[]): string {
+  let te = '';
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 17 && name.toLowerCase() === 'transfer-encoding')
+      te = te ? `${te}, ${raw[i + 1]}` : (raw[i + 1] as string);
+  }
+  return te.replace(/(?:^|,)[\t ]*chunked[\t ]*$/i, '').trim();
 }
 
 /** True when the raw array holds header `lower` (a lower-case name). */

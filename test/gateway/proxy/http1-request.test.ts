@@ -44,4 +44,18 @@ describe('raw HTTP/1.1 proxy path, request side', () => {
     const next = JSON.parse(String((await c.read())[0]?.body));
     assert.equal(next.count, 2, 'the instance saw exactly the two requests sent');
   });
+
+  it('forwards the transfer codings before chunked (gzip, chunked) with the re-chunked body', {
+    timeout: 15_000,
+  }, async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    c.write(
+      `POST /env HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=te\r\nTransfer-Encoding: gzip, chunked\r\n\r\n` +
+        '2\r\nxx\r\n0\r\n\r\n',
+      'POST',
+    );
+    const env = JSON.parse(String((await c.read())[0]?.body));
+    assert.equal(env.headers['transfer-encoding'], 'gzip, chunked');
+  });
 });

@@ -11,8 +11,8 @@ const HOST = 'p.default.example.com';
 /**
  * An instance written on net, so its bytes are exactly what a test needs: `/early` and `/continue` send a
  * 1xx before the answer, `/switch` an unasked-for 101, `/trailers` a chunked answer with a trailer,
- * `/poison` an answer followed by the start of another one, `/many` 40 headers; every answer carries
- * `x-conn` (the connection's number) and, as body, the request line.
+ * `/poison` an answer followed by the start of another one, `/gzip` a `gzip, chunked` body, `/many` 40
+ * headers; every answer carries `x-conn` (the connection's number) and, as body, the request line.
  */
 const RAW_APP = `import { createServer } from 'node:net';
 let conns = 0;
@@ -33,6 +33,7 @@ createServer((s) => {
       else if (path === '/switch') s.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: x\\r\\nConnection: Upgrade\\r\\n\\r\\n');
       else if (path === '/trailers')
         s.write('HTTP/1.1 200 OK\\r\\nTransfer-Encoding: chunked\\r\\nx-conn: ' + n + '\\r\\n\\r\\n2\\r\\nok\\r\\n0\\r\\nX-Trailer: leaked\\r\\n\\r\\n');
+      else if (path === '/gzip') s.write('HTTP/1.1 200 OK\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n2\\r\\nxx\\r\\n0\\r\\n\\r\\n');
       else if (path === '/poison') s.write(ok(n, line) + 'HTTP/1.1 200 OK\\r\\nX-Poison: 1\\r\\n');
       else if (path === '/many') {
         let extra = '';
@@ -110,5 +111,14 @@ describe('raw HTTP/1.1 proxy path, instance side', () => {
     assert.equal(next?.headers['x-poison'], undefined);
     assert.equal(String(next?.body), 'GET / HTTP/1.1');
     assert.notEqual(next?.headers['x-conn'], po?.headers['x-conn']);
+  });
+
+  it('relays the transfer codings before chunked (gzip, chunked) of an answer', { timeout: 15_000 }, async (t) => {
+    const gw = await startRawGateway(t);
+    const c = await rawClient(t, gw.publicUrl);
+    c.get(HOST, '/gzip', { Cookie: 'app=gz' });
+    const [r] = await c.read();
+    assert.equal(r?.headers['transfer-encoding'], 'gzip, chunked');
+    assert.equal(String(r?.body), 'xx');
   });
 });
