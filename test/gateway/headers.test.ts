@@ -92,9 +92,12 @@ describe('scanRequestHeaders()', () => {
       connection: undefined,
       length: true,
       chunked: false,
+      transferEncoding: undefined,
       expect: true,
     });
     assert.equal(scanRequestHeaders(['Transfer-Encoding', 'chunked']).chunked, true);
+    const te = scanRequestHeaders(['Transfer-Encoding', 'gzip', 'transfer-encoding', 'chunked']);
+    assert.equal(te.transferEncoding, 'gzip, chunked');
   });
 });
 
