@@ -6,7 +6,8 @@
  * For each size it bulk-loads synthetic events straight into the SQLite store (see
  * `lib/memory-data.ts`), starts the server in a child process on that data, and measures: exact recall
  * latency (1 client) and throughput (8 clients), text search latency (1 client, 1-2 word queries that
- * hit), remembers/s (8 clients, new facts in the loaded namespace), and the server's RSS. The baseline
+ * hit), remembers/s (8 clients, new facts in the loaded namespace; once with the node:http driver of
+ * lib/http-load.ts and once with wrk when installed, see lib/wrk-remember.ts), and the server's RSS. The baseline
  * runs the same point read, FTS query and single-row insert (own transaction) on raw better-sqlite3.
  * Each figure is the median over BENCH_ROUNDS rounds. Loopback only; temp dirs are removed.
  *
@@ -33,6 +34,7 @@ import { type ChildServer, startChildServer } from './lib/memory-process.ts';
 import { RawSqlite } from './lib/raw-sqlite.ts';
 import { fmt, median, summarize, table } from './lib/stats.ts';
 import { CITIES } from './lib/words.ts';
+import { findWrk, prepareWrkRemember, type WrkRemember } from './lib/wrk-remember.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '100000,1000000')
   .split(',')
@@ -58,6 +60,8 @@ interface Figures {
   remembers: number;
   /** Mean remembers per store transaction (group commit) during the remember phase, from /metrics. */
   perCommit: number;
+  /** Remembers/s with wrk as the client (NaN without wrk). */
+  remembersWrk: number;
 }
 
 interface SizeResult {
@@ -122,6 +126,22 @@ async function mintAgentKey(server: ChildServer): Promise<string> {
 
 const MB = 1048576;
 
+/** 20,000 remember bodies in the remember phase's mix, each value ending in wrk's `@N@` placeholder. */
+function rememberBodies(size: number, subjects: number): string[] {
+  const gen = new MemoryDataset(2000 + size, 0, 1);
+  gen.useSubjects(subjects);
+  const rand = rng(3000 + size);
+  return Array.from({ length: 20_000 }, () => {
+    const u = rand();
+    const predicate = u < 0.6 ? 'note' : u < 0.85 ? 'prefers' : 'lives_in';
+    const value =
+      predicate === 'lives_in'
+        ? `${CITIES[Math.floor(rand() * CITIES.length)]} @N@`
+        : `${gen.words(predicate === 'note' ? 5 : 2)} @N@`;
+    return JSON.stringify({ subject: gen.randomSubject(), predicate, value });
+  });
+}
+
 /** The writer's group-commit counters from /metrics. */
 async function writeCounters(url: string): Promise<{ batches: number; jobs: number }> {
   const client = new LoopbackClient(url);
@@ -170,6 +190,7 @@ async function measureServer(
   wl: ReturnType<typeof workload>,
   round: number,
   errors: string[],
+  wrk: WrkRemember | null,
 ): Promise<Figures> {
   const headers = { authorization: `Bearer ${key}` };
   const rand = rng(1000 + round);
@@ -266,6 +287,12 @@ async function measureServer(
       });
   noteErrors('remember', remember, errors);
   const writesAfter = await writeCounters(url);
+  let remembersWrk = Number.NaN;
+  if (wrk && PHASES.has('remember')) {
+    const w = await wrk.run(url, key, `w${round}x`, CLIENTS, 4);
+    if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
+    remembersWrk = w.perSecond;
+  }
 
   const r = summarize(recall.latenciesMs);
   const s = summarize(search.latenciesMs);
@@ -279,6 +306,7 @@ async function measureServer(
     searchZero: zero / Math.max(1, search.requests),
     remembers: remember.perSecond,
     perCommit: (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches),
+    remembersWrk,
   };
 }
 
@@ -333,6 +361,7 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
     searchZero: zero / Math.max(1, search.lat.length),
     remembers: insert.perSecond,
     perCommit: 1,
+    remembersWrk: Number.NaN,
   };
 }
 
@@ -364,6 +393,10 @@ function report(size: number, r: SizeResult): string {
     }),
     row('search results/query', 'searchHits'),
     row(`remembers/s (${CLIENTS} clients)`, 'remembers', {
+      text: `>= ${fmt(TARGETS.remembers)}`,
+      ok: (v) => v >= TARGETS.remembers,
+    }),
+    row(`remembers/s (${CLIENTS} clients, wrk)`, 'remembersWrk', {
       text: `>= ${fmt(TARGETS.remembers)}`,
       ok: (v) => v >= TARGETS.remembers,
     }),
@@ -400,6 +433,8 @@ async function main(): Promise<void> {
   const started = performance.now();
   const loadBefore = loadavg()[0] ?? Number.NaN;
   const tmp = mkdtempSync(join(tmpdir(), 'tether-bench-memory-'));
+  const wrk = findWrk();
+  if (!wrk) log('wrk not installed: the wrk remember figure is skipped (apt-get install wrk)');
   const dataDir = join(tmp, 'data');
   let server: ChildServer | null = null;
   let store: SqliteStore | null = null;
@@ -467,13 +502,14 @@ async function main(): Promise<void> {
       // Writes draw from their own generator, so how many a round manages never changes the data loaded next.
       const writes = new MemoryDataset(1000 + size, 0, 1);
       writes.useSubjects(subjects);
+      const wrkRemember = wrk ? await prepareWrkRemember(wrk, tmp, rememberBodies(size, subjects)) : null;
       log(`starting memory server on ${fmt(events)} events`);
       server = await startChildServer(dataDir, SERVER_NODE_ARGS);
       result.startRssMb = server.memory().rss / MB;
       const key = await mintAgentKey(server);
       for (let round = 0; round < ROUNDS; round++) {
         log(`  tether round ${round + 1}/${ROUNDS}`);
-        result.tether.push(await measureServer(server.url, key, writes, wl, round, result.errors));
+        result.tether.push(await measureServer(server.url, key, writes, wl, round, result.errors, wrkRemember));
       }
       const mem = server.memory();
       result.rssMb = mem.rss / MB;
