@@ -191,6 +191,7 @@ async function measureServer(
   round: number,
   errors: string[],
   wrk: WrkRemember | null,
+  size: number,
 ): Promise<Figures> {
   const headers = { authorization: `Bearer ${key}` };
   const rand = rng(1000 + round);
@@ -275,7 +276,8 @@ async function measureServer(
         request: () => {
           const u = rand();
           const predicate = u < 0.6 ? 'note' : u < 0.85 ? 'prefers' : 'lives_in';
-          const tag = `bench${round}x${uniq++}`;
+          // Unique across rounds and sizes: the 10^6 store still holds what the 10^5 rounds wrote.
+          const tag = `bench${size}s${round}r${uniq++}`;
           const value =
             predicate === 'lives_in'
               ? `${CITIES[Math.floor(rand() * CITIES.length)]} ${tag}`
@@ -289,7 +291,7 @@ async function measureServer(
   const writesAfter = await writeCounters(url);
   let remembersWrk = Number.NaN;
   if (wrk && PHASES.has('remember')) {
-    const w = await wrk.run(url, key, `w${round}x`, CLIENTS, 4);
+    const w = await wrk.run(url, key, `w${size}s${round}r`, CLIENTS, 4);
     if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
     remembersWrk = w.perSecond;
   }
@@ -509,7 +511,7 @@ async function main(): Promise<void> {
       const key = await mintAgentKey(server);
       for (let round = 0; round < ROUNDS; round++) {
         log(`  tether round ${round + 1}/${ROUNDS}`);
-        result.tether.push(await measureServer(server.url, key, writes, wl, round, result.errors, wrkRemember));
+        result.tether.push(await measureServer(server.url, key, writes, wl, round, result.errors, wrkRemember, size));
       }
       const mem = server.memory();
       result.rssMb = mem.rss / MB;
