@@ -21,6 +21,7 @@ import type {
   Store,
   StoredEvent,
 } from '../store.ts';
+import { beliefFilters } from './belief-filters.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { ftsBody, ftsMatch } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
@@ -394,27 +395,4 @@ export class SqliteStore implements Store {
     if (this.path !== ':memory:') this.#db.pragma('wal_checkpoint(TRUNCATE)');
     this.#db.close();
   }
-}
-
-/** WHERE terms (over `beliefs b` joined with `events e`) of a belief query. */
-function beliefFilters(q: BeliefQuery): { where: string[]; args: unknown[] } {
-  const where = ['b.namespace = ?'];
-  const args: unknown[] = [q.namespace];
-  if (q.subject !== undefined) {
-    where.push('b.subject = ?');
-    args.push(q.subject);
-  }
-  if (q.predicate !== undefined) {
-    where.push('b.predicate = ?');
-    args.push(q.predicate);
-  }
-  if (q.kind !== undefined) {
-    where.push('e.kind = ?');
-    args.push(q.kind);
-  }
-  if (q.minConfidence !== undefined) {
-    where.push('e.confidence >= ?');
-    args.push(q.minConfidence);
-  }
-  return { where, args };
 }
