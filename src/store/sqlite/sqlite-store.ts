@@ -22,7 +22,7 @@ import type {
   StoredEvent,
 } from '../store.ts';
 import { beliefFilters } from './belief-filters.ts';
-import { Checkpointer } from './checkpointer.ts';
+import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { ftsBody, ftsMatch } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { migrate } from './migrations.ts';
@@ -72,17 +72,7 @@ export class SqliteStore implements Store {
     migrate(db);
     db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
     this.#fts = new FtsQueue(db);
-    this.#checkpointer =
-      this.path === ':memory:'
-        ? null
-        : new Checkpointer({
-            path: this.path,
-            onLongWal: () => {
-              // Synced like any checkpoint (the WAL before copying, the database after): ~100 ms here, once
-              // per 256 MiB of WAL, instead of every commit's share of 8000-page inline checkpoints.
-              if (db.open && !db.inTransaction) db.pragma('wal_checkpoint(PASSIVE)');
-            },
-          });
+    this.#checkpointer = this.path === ':memory:' ? null : startCheckpointer(db, this.path);
     this.#indexUnindexed();
 
     // Returns the event's FTS row, queued by the caller once the transaction has committed.

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { Checkpointer } from '../../../src/store/sqlite/checkpointer.ts';
+import { Checkpointer, startCheckpointer } from '../../../src/store/sqlite/checkpointer.ts';
 
 const tempRoot = mkdtempSync(join(tmpdir(), 'tether-checkpointer-'));
 after(() => rmSync(tempRoot, { recursive: true, force: true }));
@@ -92,6 +92,67 @@ describe('Checkpointer', () => {
       assert.equal(r?.busy, 0);
       assert.equal(statSync(`${path}-wal`).size, 0);
       resume();
+    } finally {
+      await cp.close();
+      db.close();
+    }
+  });
+
+  it('reports a dead worker through onStopped, and pause() and close() still return', { timeout: 10_000 }, async () => {
+    // No such file: the worker's connection fails to open and the thread exits.
+    const stopped: string[] = [];
+    const cp = new Checkpointer({
+      path: join(tempRoot, 'missing', 'gone.db'),
+      intervalMs: 1,
+      onLongWal: () => {},
+      onStopped: (reason) => stopped.push(reason),
+    });
+    cp.noteWrite();
+    for (let i = 0; i < 400 && stopped.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(stopped.length, 1, 'onStopped was called');
+    assert.ok(cp.lastError !== null);
+    const resume = await cp.pause();
+    resume();
+    await cp.close();
+    assert.equal(stopped.length, 1, 'a requested close is not a stop');
+  });
+
+  it('keeps a failing onLongWal from rejecting a tick (no unhandled rejection)', async () => {
+    const { db, path } = openDb('throwing.db');
+    const rejections: unknown[] = [];
+    const onRejection = (err: unknown) => rejections.push(err);
+    process.on('unhandledRejection', onRejection);
+    let calls = 0;
+    const cp = new Checkpointer({
+      path,
+      intervalMs: 10,
+      maxWalPages: 200,
+      onLongWal: () => {
+        calls++;
+        throw new Error('disk I/O error');
+      },
+    });
+    try {
+      await writeSteadily(db, path, 600, () => cp.noteWrite());
+      assert.ok(calls > 0, 'the WAL passed maxWalPages');
+      assert.deepEqual(rejections, []);
+      assert.match(cp.lastError ?? '', /disk I\/O error/);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      await cp.close();
+      db.close();
+    }
+  });
+
+  it("startCheckpointer() turns the store connection's inline checkpoints back on when the worker stops", async () => {
+    const { db } = openDb('fallback.db');
+    // The worker is pointed at a file it cannot open, so it stops at once.
+    const cp = startCheckpointer(db, join(tempRoot, 'missing', 'fallback.db'));
+    try {
+      const inline = () => db.pragma('wal_autocheckpoint', { simple: true });
+      for (let i = 0; i < 400 && inline() === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      assert.ok(cp.lastError !== null);
+      assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 8000);
     } finally {
       await cp.close();
       db.close();
