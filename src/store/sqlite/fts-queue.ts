@@ -64,10 +64,13 @@ export class FtsQueue {
     return this.#pending.length;
   }
 
-  /** Queues the rows of a committed transaction, in seq order (never before commit: a rollback must index nothing). */
+  /**
+   * Queues the rows of a committed transaction, in seq order (never before commit: a rollback must index
+   * nothing). Never throws: the caller's transaction has committed, so a failed flush must not report it failed.
+   */
   addAll(rows: readonly FtsSource[]): void {
     for (const r of rows) this.#pending.push(r);
-    if (this.#pending.length >= this.#maxRows) this.flush();
+    if (this.#pending.length >= this.#maxRows) this.#flushQuietly();
     else if (this.#timer === null && this.#pending.length > 0) {
       this.#timer = setTimeout(() => this.#flushQuietly(), this.#delayMs);
       this.#timer.unref();

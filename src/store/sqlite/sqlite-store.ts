@@ -380,9 +380,12 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#fts.flush();
-    await this.#checkpointer?.close();
-    if (this.path !== ':memory:') this.#db.pragma('wal_checkpoint(TRUNCATE)');
-    this.#db.close();
+    try {
+      this.#fts.flush(); // if it fails, the mark did not move: the next open indexes these rows
+    } finally {
+      await this.#checkpointer?.close();
+      if (this.path !== ':memory:') this.#db.pragma('wal_checkpoint(TRUNCATE)');
+      this.#db.close();
+    }
   }
 }

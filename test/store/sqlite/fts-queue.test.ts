@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -93,5 +93,49 @@ describe('deferred FTS indexing', () => {
     } finally {
       await reopened.close();
     }
+  });
+
+  describe('when indexing fails (here a trigger refuses the mark, as a full disk would)', () => {
+    const FAIL = "CREATE TRIGGER no_mark BEFORE INSERT ON meta WHEN NEW.key = 'fts_seq' BEGIN SELECT RAISE(ABORT, 'disk is full'); END";
+
+    it('resolves an append that committed, even when its rows filled the queue, and indexes them later', async () => {
+      const dir = join(tempRoot, 'full-queue');
+      const store = openSqliteStore({ dataDir: dir });
+      const side = new Database(join(dir, 'tether.db'));
+      try {
+        side.exec(FAIL);
+        const ns = freshNamespace();
+        const events = Array.from({ length: 4096 }, (_, i) => makeEvent(ns, { subject: `s${i}`, value: 'platypus' }));
+        await store.appendEvents(events); // 4096 rows: the queue flushes at once, and that flush fails
+        assert.equal(await store.countEvents(), 4096);
+        side.exec('DROP TRIGGER no_mark');
+        assert.equal((await store.searchEvents(ns, ['platypus'], 5000)).length, 4096);
+      } finally {
+        side.close();
+        await store.close();
+      }
+    });
+
+    it('close() still closes the database and the worker; the next open indexes the rows', async () => {
+      const dir = join(tempRoot, 'close-fails');
+      const store = openSqliteStore({ dataDir: dir });
+      const side = new Database(join(dir, 'tether.db'));
+      side.exec(FAIL);
+      const ns = freshNamespace();
+      const e = makeEvent(ns, { value: 'echidna' });
+      await store.appendEvents([e]);
+      await assert.rejects(store.close(), /disk is full/);
+      side.exec('DROP TRIGGER no_mark');
+      side.close();
+      // The last connection to close removes the WAL: none of the store's connections is left open.
+      assert.equal(existsSync(join(dir, 'tether.db-wal')), false);
+
+      const reopened = openSqliteStore({ dataDir: dir });
+      try {
+        assert.deepEqual(hitIds(await reopened.searchEvents(ns, ['echidna'], 10)), [e.id]);
+      } finally {
+        await reopened.close();
+      }
+    });
   });
 });
