@@ -96,7 +96,8 @@ describe('deferred FTS indexing', () => {
   });
 
   describe('when indexing fails (here a trigger refuses the mark, as a full disk would)', () => {
-    const FAIL = "CREATE TRIGGER no_mark BEFORE INSERT ON meta WHEN NEW.key = 'fts_seq' BEGIN SELECT RAISE(ABORT, 'disk is full'); END";
+    const FAIL =
+      "CREATE TRIGGER no_mark BEFORE INSERT ON meta WHEN NEW.key = 'fts_seq' BEGIN SELECT RAISE(ABORT, 'disk is full'); END";
 
     it('resolves an append that committed, even when its rows filled the queue, and indexes them later', async () => {
       const dir = join(tempRoot, 'full-queue');
