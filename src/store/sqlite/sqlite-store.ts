@@ -69,11 +69,16 @@ export class SqliteStore implements Store {
     db.pragma('cache_size = -65536');
     // Checkpoints run on a worker thread (checkpointer.ts), so none inline; in memory there is no WAL.
     db.pragma('wal_autocheckpoint = 0');
-    migrate(db);
-    db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
-    this.#fts = new FtsQueue(db);
+    try {
+      migrate(db);
+      db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
+      this.#fts = new FtsQueue(db);
+      this.#indexUnindexed();
+    } catch (err) {
+      db.close(); // a store that failed to open holds no connection (nor worker: none started yet)
+      throw err;
+    }
     this.#checkpointer = this.path === ':memory:' ? null : startCheckpointer(db, this.path);
-    this.#indexUnindexed();
 
     // Returns the event's FTS row, queued by the caller once the transaction has committed.
     const insertOne = (e: StoredEvent): FtsSource => {

@@ -4,7 +4,7 @@
  * database is refused.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -101,5 +101,7 @@ describe('SQLite schema migrations', () => {
       () => openSqliteStore({ dataDir: dir }),
       new RegExp(`schema version is ${SCHEMA_VERSION + 5} and this Tether knows up to ${SCHEMA_VERSION}`),
     );
+    // The refused store closed its connection (the last one to close removes the WAL) and started no worker.
+    assert.equal(existsSync(join(dir, 'tether.db-wal')), false);
   });
 });
