@@ -51,7 +51,10 @@ export interface CheckpointerOptions {
   maxWalPages?: number;
   /** A pass that copied at most this many pages means the writer can finish the job cheaply. @default 1024 */
   tailPages?: number;
-  /** Called when the WAL is long and the background passes have caught up to within `tailPages`. */
+  /**
+   * Called when the WAL is long and the background passes have caught up to within `tailPages`, or
+   * in any case once it holds more than 4x `maxWalPages` pages.
+   */
   onLongWal: () => void;
   /**
    * Called once if the worker thread ends without `close()` (it could not open the file, or crashed):
@@ -154,7 +157,8 @@ export class Checkpointer {
       if (r.checkpointed < r.log) this.#dirty = true; // not caught up: go on at the next tick
       return;
     }
-    if (copied <= this.#tailPages) {
+    // A writer that outpaces every pass never leaves a short tail: past 4x the limit, catch up anyway.
+    if (copied <= this.#tailPages || r.log > 4 * this.#maxWalPages) {
       try {
         this.#onLongWal();
       } catch (err) {

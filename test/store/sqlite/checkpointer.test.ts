@@ -80,6 +80,31 @@ describe('Checkpointer', () => {
     }
   });
 
+  it('catches up past 4x maxWalPages even when no pass ever leaves a short tail', async () => {
+    const { db, path } = openDb('outpaced.db');
+    let longWal = 0;
+    // tailPages -1: no pass counts as short, as with a writer that outpaces every pass.
+    const cp = new Checkpointer({
+      path,
+      intervalMs: 10,
+      maxWalPages: 50,
+      tailPages: -1,
+      onLongWal: () => {
+        longWal++;
+        db.pragma('wal_checkpoint(PASSIVE)');
+      },
+    });
+    try {
+      const peak = await writeSteadily(db, path, 600, () => cp.noteWrite());
+      assert.ok(longWal > 0, 'the hard limit called onLongWal');
+      // Unchecked, 600 commits of 4 rows grow the WAL to ~16 MB (first test); the catch-ups restart it.
+      assert.ok(peak < 8_000_000, `WAL peaked at ${peak} bytes`);
+    } finally {
+      await cp.close();
+      db.close();
+    }
+  });
+
   it('pause() waits for a running checkpoint and holds new ones, so a TRUNCATE checkpoint is not busy', async () => {
     const { db, path } = openDb('pause.db');
     const cp = new Checkpointer({ path, intervalMs: 1, onLongWal: () => {} });
