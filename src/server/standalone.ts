@@ -12,6 +12,7 @@ import type { Logger } from '../common/log.ts';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { createMemoryServer, type MemoryServer } from './app.ts';
+import { type DataLock, lockDataDir } from './data-lock.ts';
 import type { MemoryMetrics } from './metrics.ts';
 
 /** How long an expired key is kept (so `key_expired`, not `unauthenticated`, answers its late use), ms. */
@@ -54,6 +55,16 @@ export interface RunningMemoryServer {
 /** Starts a memory server and listens. */
 export async function startMemoryServer(options: StandaloneOptions): Promise<RunningMemoryServer> {
   const clock = options.clock ?? systemClock;
+  const lock = options.store ? null : lockDataDir(options.dataDir);
+  try {
+    return await start(options, clock, lock);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | null): Promise<RunningMemoryServer> {
   const store = options.store ?? openSqliteStore({ dataDir: options.dataDir });
   const boot = await ensureAdminKey(store, options.dataDir, options.adminKey, clock.now());
   const keys = new KeyService({ store, clock, cacheTtlMs: options.keyCacheTtlMs });
@@ -86,6 +97,7 @@ export async function startMemoryServer(options: StandaloneOptions): Promise<Run
         clearInterval(sweep);
         await server.app.close();
         await store.close();
+        lock?.release();
       })();
       return closing;
     },
