@@ -62,20 +62,9 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
         m.duration.observe((performance.now() - t0) / 1000);
       }
     };
-    let upstream: ClientRequest;
-    try {
-      upstream = request({
-        host: inst.host,
-        port: inst.port,
-        method: req.method,
-        path: req.url,
-        headers: requestHeaders(req, false) as unknown as Record<string, string>,
-        agent: false, // rare requests: no keep-alive socket left to a paused instance
-        timeout: proxyTimeoutMs > 0 ? proxyTimeoutMs : undefined,
-      });
-    } catch {
-      // node:http refuses what it cannot send (e.g. characters it will not put in a path).
-      sendError(res, new TetherError('invalid_request', 'the request cannot be forwarded as sent'));
+    const upstream = forwardRequest(req, inst, false, proxyTimeoutMs);
+    if (upstream === null) {
+      sendError(res, unforwardable());
       release();
       return;
     }
@@ -161,6 +150,39 @@ function relay(from: IncomingMessage, res: ServerResponse): void {
     if (!res.writableEnded) res.end();
   });
   from.on('error', () => res.destroy());
+}
+
+/**
+ * Opens the request to `inst` for a client request of the node:http path (a fresh socket: these
+ * requests are rare, and no keep-alive socket is left to a paused instance).
+ * @param upgrade forward `Connection: Upgrade` and `Upgrade` (WebSocket)
+ * @param timeoutMs inactivity timeout (ms); 0 = none
+ * @returns null when node:http refuses what it would have to send (e.g. characters it will not put in a path)
+ */
+export function forwardRequest(
+  req: IncomingMessage,
+  inst: { host: string; port: number },
+  upgrade: boolean,
+  timeoutMs: number,
+): ClientRequest | null {
+  try {
+    return request({
+      host: inst.host,
+      port: inst.port,
+      method: req.method,
+      path: req.url,
+      headers: requestHeaders(req, upgrade) as unknown as Record<string, string>,
+      agent: false,
+      timeout: timeoutMs > 0 ? timeoutMs : undefined,
+    });
+  } catch {
+    return null;
+  }
+}
+
+/** 400 for a request `forwardRequest` could not send. */
+export function unforwardable(): TetherError {
+  return new TetherError('invalid_request', 'the request cannot be forwarded as sent');
 }
 
 /** 502 for an instance that failed (died, refused, reset) during a request. */

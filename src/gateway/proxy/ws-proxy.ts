@@ -7,15 +7,15 @@
  * 101 aborts the upstream request; the instance has `timeoutMs` to answer the upgrade.
  * Created by gateway.ts for the `upgrade` event.
  */
-import { type ClientRequest, type IncomingMessage, request } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { SessionEntry } from '../state.ts';
-import { headerLines, requestHeaders, responseHeaders } from './headers.ts';
-import { resolveRequestKey, upstreamFailed } from './http-proxy.ts';
+import { headerLines, responseHeaders } from './headers.ts';
+import { forwardRequest, resolveRequestKey, unforwardable, upstreamFailed } from './http-proxy.ts';
 import { sendSocketError, unknownHost } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
@@ -50,19 +50,9 @@ export function createUpgradeProxy(
     socket.once('close', release);
     socket.on('error', () => socket.destroy());
     (socket as Socket).setNoDelay?.(true);
-    let upstream: ClientRequest;
-    try {
-      upstream = request({
-        host: inst.host,
-        port: inst.port,
-        method: req.method,
-        path: req.url,
-        headers: requestHeaders(req, true) as unknown as Record<string, string>,
-        agent: false,
-        timeout: timeoutMs > 0 ? timeoutMs : undefined,
-      });
-    } catch {
-      sendSocketError(socket, new TetherError('invalid_request', 'the request cannot be forwarded as sent'));
+    const upstream = forwardRequest(req, inst, true, timeoutMs);
+    if (upstream === null) {
+      sendSocketError(socket, unforwardable());
       return;
     }
     // The client left before the instance answered: abort the upstream request too.
