@@ -15,7 +15,7 @@ import type { RegistryBook } from '../../memory/registry-book.ts';
 import { instant } from '../schemas/common.ts';
 import { forgetBody, historyQuery, recallQuery, rememberOneBody } from '../schemas/memories.ts';
 import { getRegistryQuery } from '../schemas/registry.ts';
-import { toStatement, writeContext } from '../statements.ts';
+import { toRecallQuery, toStatement, writeContext } from '../statements.ts';
 import { parseWith } from '../validate.ts';
 import { beliefJson, eventJson, predicateJson, rememberJson } from '../wire.ts';
 
@@ -103,16 +103,7 @@ export function memoryTools(deps: MemoryToolDeps): MemoryTool[] {
         'as_of (ISO 8601 or epoch ms) answers as of that time; limit defaults to 50.',
       recallArgs,
       async (auth, input) => {
-        const beliefs = await reader.recall({
-          namespace: resolveNamespace(auth, input.namespace),
-          subject: input.subject,
-          predicate: input.predicate,
-          q: input.q,
-          asOf: input.as_of,
-          limit: input.limit ?? 50,
-          minConfidence: input.min_confidence,
-          kind: input.kind,
-        });
+        const beliefs = await reader.recall(toRecallQuery(resolveNamespace(auth, input.namespace), input));
         return { beliefs: beliefs.map(beliefJson) };
       },
     ),

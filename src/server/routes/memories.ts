@@ -8,7 +8,7 @@ import { resolveNamespace } from '../../auth/auth-context.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { MemoryReader } from '../../memory/recall.ts';
 import { forgetBody, historyQuery, recallQuery, rememberBatchBody, rememberOneBody } from '../schemas/memories.ts';
-import { toStatement, writeContext } from '../statements.ts';
+import { toRecallQuery, toStatement, writeContext } from '../statements.ts';
 import { parseWith } from '../validate.ts';
 import { beliefJson, eventJson, rememberJson } from '../wire.ts';
 
@@ -41,17 +41,7 @@ export async function memoryRoutes(app: FastifyInstance, opts: MemoryRoutesOptio
 
   app.get('/v1/memories', async (req) => {
     const q = parseWith(recallQuery, req.query, 'query');
-    const namespace = resolveNamespace(req.auth, q.namespace);
-    const beliefs = await reader.recall({
-      namespace,
-      subject: q.subject,
-      predicate: q.predicate,
-      q: q.q,
-      asOf: q.as_of,
-      limit: q.limit ?? 50,
-      minConfidence: q.min_confidence,
-      kind: q.kind,
-    });
+    const beliefs = await reader.recall(toRecallQuery(resolveNamespace(req.auth, q.namespace), q));
     return { beliefs: beliefs.map(beliefJson) };
   });
 
