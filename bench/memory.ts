@@ -142,36 +142,33 @@ function rememberBodies(size: number, subjects: number): string[] {
   });
 }
 
-/** The writer's group-commit counters from /metrics. */
-async function writeCounters(url: string): Promise<{ batches: number; jobs: number }> {
+/** Values of the named metrics (gauges, any prefix such as `tether_`) from the server's /metrics; NaN when absent. */
+async function metricValues<K extends string>(url: string, names: Record<K, string>): Promise<Record<K, number>> {
   const client = new LoopbackClient(url);
   try {
     const body = (await client.send({ method: 'GET', path: '/metrics' })).body;
-    const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(body)?.[1] ?? Number.NaN);
-    return { batches: value('tether_memory_write_batches'), jobs: value('tether_memory_write_jobs') };
+    const out = {} as Record<K, number>;
+    for (const [key, name] of Object.entries(names) as [K, string][]) {
+      const m = new RegExp(`^\\w*${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(body);
+      out[key] = m ? Number(m[1]) : Number.NaN;
+    }
+    return out;
   } finally {
     client.close();
   }
 }
 
-/** V8 heap and external memory of the server, bytes, from its Prometheus /metrics (NaN when absent). */
-async function heapFigures(url: string): Promise<{ used: number; total: number; external: number }> {
-  const client = new LoopbackClient(url);
-  try {
-    const res = await client.send({ method: 'GET', path: '/metrics' });
-    const metric = (name: string) => {
-      const m = new RegExp(`^\\w*${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(res.body);
-      return m ? Number(m[1]) : Number.NaN;
-    };
-    return {
-      used: metric('nodejs_heap_size_used_bytes'),
-      total: metric('nodejs_heap_size_total_bytes'),
-      external: metric('nodejs_external_memory_bytes'),
-    };
-  } finally {
-    client.close();
-  }
-}
+/** The writer's group-commit counters. */
+const writeCounters = (url: string) =>
+  metricValues(url, { batches: 'tether_memory_write_batches', jobs: 'tether_memory_write_jobs' });
+
+/** V8 heap and external memory of the server, bytes. */
+const heapFigures = (url: string) =>
+  metricValues(url, {
+    used: 'nodejs_heap_size_used_bytes',
+    total: 'nodejs_heap_size_total_bytes',
+    external: 'nodejs_external_memory_bytes',
+  });
 
 function countHits(body: string): number {
   let n = 0;

@@ -6,11 +6,11 @@
  * what the server alone can do. Bodies are prepared here (bench:memory's remember mix) and cycled by a
  * Lua script that makes every value unique; a response without `"stored":true` counts as an error.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { which } from './which.ts';
 
 const SCRIPT = `
 local bodies = {}
@@ -40,14 +40,7 @@ end
 `;
 
 /** The wrk binary, or null when it is not installed. */
-export function findWrk(): string | null {
-  if (existsSync('/usr/bin/wrk')) return '/usr/bin/wrk';
-  try {
-    return execFileSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
+export const findWrk = (): string | null => which('wrk', ['/usr/bin/wrk']);
 
 /** A prepared wrk remember run: bodies and script written to `dir`. */
 export interface WrkRemember {
