@@ -7,7 +7,15 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
-import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
+import type {
+  Actor,
+  BeliefChange,
+  FactHead,
+  FactHeadRequest,
+  PredicateDef,
+  Store,
+  StoredEvent,
+} from '../store/store.ts';
 import {
   type AssertOutcome,
   applyAssertion,
@@ -19,8 +27,19 @@ import {
 } from './fact-state.ts';
 import { compareEvents, foldFact } from './fold.ts';
 
+/** Identifies a fact in the writer's maps. */
+const factKey = (f: { namespace: string; subject: string; predicate: string }): string =>
+  `${f.namespace}\u0000${f.subject}\u0000${f.predicate}`;
+
+/** Identifies a prefetched head: of all the fact's beliefs (`valueKey` null) or of one value's. */
+const headKey = (fact: string, valueKey: string | null): string =>
+  valueKey === null ? `${fact}\u0000*` : `${fact}\u0001${valueKey}`;
+
 /** Most jobs in one batch. */
 const MAX_BATCH = 512;
+
+/** Most event-loop turns a batch waits for more jobs after the one that queued it (see `#schedule`). */
+const MAX_EXTRA_TURNS = 3;
 
 /** A validated assertion waiting for its id. */
 export interface PendingAssertion {
@@ -132,11 +151,24 @@ export class MemoryWriter {
   #schedule(): void {
     if (this.#busy || this.#scheduled || this.#queue.length === 0) return;
     this.#scheduled = true;
-    // setImmediate: requests parsed in this turn of the event loop all join the batch.
-    setImmediate(() => {
+    // setImmediate: requests parsed in this turn of the event loop all join the batch. Then the batch
+    // waits one more turn, and another while a turn brings new jobs (up to MAX_EXTRA_TURNS): that
+    // turn's poll phase reads requests that have already arrived, without waiting for any (an
+    // immediate is pending). Closed-loop clients otherwise split into two waves that alternate, one
+    // sending while the other's commit runs, and pay two commits where one would do.
+    let seen = -1;
+    let turns = 0;
+    const turn = () => {
+      if (turns < MAX_EXTRA_TURNS && this.#queue.length > seen && this.#queue.length < MAX_BATCH) {
+        seen = this.#queue.length;
+        turns++;
+        setImmediate(turn);
+        return;
+      }
       this.#scheduled = false;
       void this.#flush();
-    });
+    };
+    setImmediate(turn);
   }
 
   async #flush(): Promise<void> {
@@ -162,13 +194,14 @@ export class MemoryWriter {
     const events: StoredEvent[] = [];
     const settle: (() => void)[] = [];
     try {
+      const heads = await this.#prefetch(jobs);
       for (const job of jobs) {
         if (job.kind === 'assert') {
           const out: (AssertOutcome & { event: StoredEvent | null })[] = [];
           for (const item of job.items) {
             const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
             const single = item.def.cardinality === 'single';
-            const state = await this.#fact(facts, e, single ? null : e.valueKey);
+            const state = await this.#fact(facts, e, single ? null : e.valueKey, heads);
             if (needsLog(state, e)) await this.#loadLog(state, events, item.def.cardinality);
             const r = applyAssertion(state, e, item.def.cardinality);
             if (!r.alreadyKnown) events.push(e);
@@ -182,6 +215,7 @@ export class MemoryWriter {
             facts,
             { namespace: job.namespace, subject: item.subject, predicate: item.def.name },
             single ? null : item.valueKey,
+            heads,
           );
           const hit = state.beliefs.filter((b) => item.valueKey === null || b.event.valueKey === item.valueKey);
           if (hit.length === 0) {
@@ -232,11 +266,14 @@ export class MemoryWriter {
     facts: Map<string, FactState>,
     key: { namespace: string; subject: string; predicate: string },
     valueKey: string | null,
+    heads?: Map<string, FactHead>,
   ): Promise<FactState> {
-    const k = `${key.namespace}\u0000${key.subject}\u0000${key.predicate}`;
+    const k = factKey(key);
     const known = facts.get(k);
     if (known && (known.complete || (valueKey !== null && known.knownKeys.has(valueKey)))) return known;
-    const head = await this.#store.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined);
+    const head =
+      heads?.get(headKey(k, valueKey)) ??
+      (await this.#store.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined));
     const s = known ?? newFactState(key, head.lastObservedAt);
     facts.set(k, s);
     // Merge what the store holds with what this batch already changed.
@@ -249,6 +286,34 @@ export class MemoryWriter {
     if (valueKey === null) s.complete = true;
     else s.knownKeys.add(valueKey);
     return s;
+  }
+
+  /**
+   * The heads of every fact the batch writes, read in one `factHeads` call, keyed by `headKey`: what
+   * `#fact` would ask the store one by one (all beliefs of a single fact or of a blanket retraction,
+   * else those holding the value). They are read before the batch writes anything, as `#fact` would.
+   */
+  async #prefetch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<Map<string, FactHead>> {
+    const wanted = new Map<string, FactHeadRequest>();
+    const want = (key: { namespace: string; subject: string; predicate: string }, valueKey: string | null) => {
+      const k = factKey(key);
+      if (wanted.has(headKey(k, null))) return; // all beliefs cover any one value
+      wanted.set(headKey(k, valueKey), { ...key, valueKey: valueKey ?? undefined });
+    };
+    for (const job of jobs) {
+      if (job.kind === 'assert') {
+        for (const { def, event } of job.items) want(event, def.cardinality === 'single' ? null : event.valueKey);
+      } else {
+        const { def, subject, valueKey } = job.item;
+        want(
+          { namespace: job.namespace, subject, predicate: def.name },
+          def.cardinality === 'single' ? null : valueKey,
+        );
+      }
+    }
+    const requests = [...wanted.values()];
+    const heads = await this.#store.factHeads(requests);
+    return new Map([...wanted.keys()].map((k, i) => [k, heads[i] as FactHead]));
   }
 
   /** Loads the fact's stored log plus what this batch already wrote to it, and folds it. */

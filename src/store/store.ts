@@ -137,6 +137,15 @@ export interface FactHead {
   lastObservedAt: number | null;
 }
 
+/** One fact a writer is about to change, for `Store.factHeads`. */
+export interface FactHeadRequest {
+  namespace: string;
+  subject: string;
+  predicate: string;
+  /** Only the beliefs holding this value (a multi fact may hold thousands); all when absent. */
+  valueKey?: string;
+}
+
 /** A text-search hit. */
 export interface SearchHit {
   eventId: string;
@@ -174,6 +183,12 @@ export interface Store {
    * @param valueKey only the beliefs holding this value (a multi fact may hold thousands)
    */
   factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead>;
+  /**
+   * `factHead` of several facts, read from one snapshot: the writer asks once per group commit
+   * (one read transaction, or one round trip, instead of one per fact).
+   * @returns one head per request, in request order
+   */
+  factHeads(requests: FactHeadRequest[]): Promise<FactHead[]>;
   /** Every (namespace, subject) of a tenant that has events of `predicate`. */
   factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]>;
   /** Inserts events keeping their ids; an id already present is skipped. Returns how many were inserted. */

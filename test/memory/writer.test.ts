@@ -143,4 +143,48 @@ describe('MemoryWriter', () => {
     );
     assert.deepEqual(await b.reader.recall({ namespace: NS, q: 'oslo', limit: 10 }), []);
   });
+
+  it('lets writes queued on the next event-loop turns join the same commit', async (t) => {
+    const { engine } = setup(t);
+    const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const writes: Promise<unknown>[] = [];
+    // As requests read by successive poll phases would: one per turn of the event loop.
+    for (const subject of ['a', 'b', 'c']) {
+      writes.push(engine.remember(ctx, [{ subject, predicate: 'lives_in', value: 'Oslo' }]));
+      await nextTurn();
+    }
+    await Promise.all(writes);
+    assert.deepEqual(engine.writeStats, { batches: 1, jobs: 3 });
+    // A turn that brings nothing ends the wait: a lone write is not held back any longer.
+    await engine.remember(ctx, [{ subject: 'd', predicate: 'lives_in', value: 'Oslo' }]);
+    assert.deepEqual(engine.writeStats, { batches: 2, jobs: 4 });
+  });
+
+  it('reads the heads of all the facts of a batch in one store call', async (t) => {
+    const { engine, store } = setup(t);
+    await engine.remember(ctx, [{ subject: 'u', predicate: 'lives_in', value: 'Oslo' }]);
+    const calls = { factHead: 0, factHeads: 0 };
+    const { factHead, factHeads } = store;
+    store.factHead = (...args) => {
+      calls.factHead++;
+      return factHead.apply(store, args);
+    };
+    store.factHeads = (requests) => {
+      calls.factHeads++;
+      return factHeads.call(store, requests);
+    };
+    const results = await Promise.all([
+      engine.remember(ctx, [{ subject: 'u', predicate: 'lives_in', value: 'Rome' }]),
+      engine.remember(ctx, [{ subject: 'u', predicate: 'prefers', value: 'tea' }]),
+      engine.remember(ctx, [
+        { subject: 'v', predicate: 'prefers', value: 'tea' },
+        { subject: 'v', predicate: 'prefers', value: 'coffee' },
+      ]),
+      engine.forget(ctx, { subject: 'u', predicate: 'lives_in' }),
+    ]);
+    assert.deepEqual(calls, { factHead: 0, factHeads: 1 });
+    assert.deepEqual(results[0], [
+      { stored: true, alreadyKnown: false, superseded: ['Oslo'], event: results[0]?.[0]?.event },
+    ]);
+  });
 });

@@ -213,6 +213,47 @@ export function beliefsLookupConformance(open: () => Promise<Store>): void {
     });
   });
 
+  describe('Store.factHeads', () => {
+    it('gives each fact what factHead gives, in request order, from one call', async () => {
+      const tenant = freshTenant();
+      const ns = `${tenant}:a`;
+      const red = makeEvent(ns, { value: 'red', observedAt: 1000 });
+      const blue = makeEvent(ns, { value: 'blue', observedAt: 2000 });
+      const bob = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'bob', observedAt: 1500 });
+      const carol = makeEvent(ns, { subject: 'alice', predicate: 'knows', value: 'carol', observedAt: 1200 });
+      const elsewhere = makeEvent(`${tenant}:b`, { value: 'green', observedAt: 3000 });
+      await store.appendEvents([red], heldAll([red]));
+      await store.appendEvents([blue], [changeOf(ns, 'alice', 'favorite_color', [blue])]);
+      await store.appendEvents([bob, carol, elsewhere], heldAll([bob, carol, elsewhere]));
+      const requests = [
+        { namespace: ns, subject: 'alice', predicate: 'knows', valueKey: 'carol' },
+        { namespace: ns, subject: 'alice', predicate: 'favorite_color' },
+        { namespace: ns, subject: 'nobody', predicate: 'knows' },
+        { namespace: ns, subject: 'alice', predicate: 'knows' },
+        { namespace: ns, subject: 'alice', predicate: 'knows', valueKey: 'dave' },
+        { namespace: `${tenant}:b`, subject: 'alice', predicate: 'favorite_color' },
+      ];
+      const heads = await store.factHeads(requests);
+      const one = await Promise.all(
+        requests.map((r) => store.factHead(r.namespace, r.subject, r.predicate, r.valueKey)),
+      );
+      assert.deepEqual(heads, one);
+      // And the values themselves, so two equally wrong answers do not pass.
+      assert.deepEqual(
+        heads.map((h) => [beliefIds(h.beliefs), h.lastObservedAt]),
+        [
+          [[carol.id], 1500],
+          [[blue.id], 2000],
+          [[], null],
+          [[carol.id, bob.id], 1500],
+          [[], 1500],
+          [[elsewhere.id], 3000],
+        ],
+      );
+      assert.deepEqual(await store.factHeads([]), []);
+    });
+  });
+
   describe('Store.factKeys', () => {
     const sorted = (keys: { namespace: string; subject: string }[]) =>
       [...keys].sort((x, y) => (x.namespace + '\u0000' + x.subject < y.namespace + '\u0000' + y.subject ? -1 : 1));
