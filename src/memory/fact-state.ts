@@ -6,7 +6,7 @@
  * their beliefs are known value by value (`known`) and changes are kept as an increment. Pure.
  */
 import type { BeliefChange, CurrentBelief, StoredEvent } from '../store/store.ts';
-import { foldFact } from './fold.ts';
+import { foldFact, replacedBy } from './fold.ts';
 
 /** What the writer knows of one fact during a batch. */
 export interface FactState {
@@ -94,7 +94,7 @@ export function applyAssertion(
     const prev = before[0];
     const belief: CurrentBelief = {
       event: e,
-      replaced: prev ? [{ value: prev.event.value, observedAt: prev.event.observedAt }, ...prev.replaced] : [],
+      replaced: prev ? replacedBy(prev) : [],
     };
     if (prev) drop(state, prev);
     state.beliefs = [belief];

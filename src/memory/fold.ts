@@ -9,6 +9,18 @@ import type { CurrentBelief, StoredEvent } from '../store/store.ts';
 /** A value believed now (or as of a time): the store's `CurrentBelief` shape. */
 export type Belief = CurrentBelief;
 
+/**
+ * Most values a single fact's belief lists as `replaced` (newest first). The list is stored with the
+ * belief and rewritten by every change of the fact, so unbounded it made a fact changed n times cost
+ * O(n) bytes per write; the whole record stays in the fact's history.
+ */
+export const MAX_REPLACED = 10;
+
+/** What a new value of a single fact replaces when `prev` held it: `prev` first, then what `prev` replaced. */
+export function replacedBy(prev: Belief): Belief['replaced'] {
+  return [{ value: prev.event.value, observedAt: prev.event.observedAt }, ...prev.replaced].slice(0, MAX_REPLACED);
+}
+
 /** Fold order: observed_at, assertion before retraction, then id. */
 export function compareEvents(a: StoredEvent, b: StoredEvent): number {
   if (a.observedAt !== b.observedAt) return a.observedAt - b.observedAt;
@@ -36,10 +48,7 @@ function foldSingle(ordered: StoredEvent[]): Belief[] {
       continue;
     }
     if (current && current.event.valueKey === e.valueKey) continue; // restatement keeps the first
-    const replaced: Belief['replaced'] = current
-      ? [{ value: current.event.value, observedAt: current.event.observedAt }, ...current.replaced]
-      : [];
-    current = { event: e, replaced };
+    current = { event: e, replaced: current ? replacedBy(current) : [] };
   }
   return current ? [current] : [];
 }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compareEvents, foldFact } from '../../src/memory/fold.ts';
+import { compareEvents, foldFact, MAX_REPLACED } from '../../src/memory/fold.ts';
 import { typedValue } from '../../src/memory/values.ts';
 import type { PredicateDef, StoredEvent } from '../../src/store/store.ts';
 
@@ -173,6 +173,18 @@ describe('foldFact single', () => {
     },
   ];
   for (const c of cases) it(c.name, () => check(c));
+
+  it(`lists only the ${MAX_REPLACED} most recent replaced values`, () => {
+    const n = MAX_REPLACED + 3;
+    const events = Array.from({ length: n + 1 }, (_, i) => ev(String(i).padStart(2, '0'), '+', `v${i}`, 10 * (i + 1)));
+    check({
+      name: 'long history',
+      cardinality: 'single',
+      events,
+      want: [[`v${n}`, String(n).padStart(2, '0')]],
+      replaced: Array.from({ length: MAX_REPLACED }, (_, k) => [`v${n - 1 - k}`, 10 * (n - k)]),
+    });
+  });
 });
 
 describe('foldFact multi', () => {

@@ -7,7 +7,12 @@
 import { readFileSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 
-const MIGRATIONS: readonly string[] = ['001-schema.sql', '002-beliefs-covering.sql', '003-beliefs-clustered.sql'];
+const MIGRATIONS: readonly string[] = [
+  '001-schema.sql',
+  '002-beliefs-covering.sql',
+  '003-beliefs-clustered.sql',
+  '004-replaced-bounded.sql',
+];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

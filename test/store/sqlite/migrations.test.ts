@@ -91,6 +91,51 @@ describe('SQLite schema migrations', () => {
     }
   });
 
+  it('keeps the 10 newest replaced values of a belief stored by version 3', async () => {
+    const ns = freshNamespace();
+    const long = makeEvent(ns, { subject: 'alice', value: 'now' });
+    const short = makeEvent(ns, { subject: 'bob', value: 'now' });
+    const replaced = (n: number) => Array.from({ length: n }, (_, i) => ({ value: `v${n - i}`, observedAt: n - i }));
+    const dir = join(tempRoot, 'v3');
+    mkdirSync(dir);
+    const v3 = new Database(join(dir, 'tether.db'));
+    v3.pragma('journal_mode = WAL');
+    for (const file of ['001-schema.sql', '002-beliefs-covering.sql', '003-beliefs-clustered.sql']) {
+      v3.exec(readFileSync(new URL(`../../../src/store/sqlite/${file}`, import.meta.url), 'utf8'));
+    }
+    v3.pragma('user_version = 3');
+    for (const [e, n] of [
+      [long, 15],
+      [short, 3],
+    ] as const) {
+      v3.prepare(
+        `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind, confidence,
+           source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
+         VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind, @confidence,
+           @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
+      ).run(eventToRow(e));
+      v3.prepare(
+        `INSERT INTO beliefs (namespace, subject, predicate, observed_at, event_id, value_key, replaced)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run(ns, e.subject, e.predicate, e.observedAt, e.id, e.valueKey, JSON.stringify(replaced(n)));
+    }
+    v3.close();
+
+    const upgraded = openSqliteStore({ dataDir: dir });
+    try {
+      const beliefs = await upgraded.currentBeliefs({ namespace: ns, limit: 10 });
+      assert.deepEqual(
+        beliefs.map((b) => [b.event.subject, b.replaced]),
+        [
+          ['alice', replaced(15).slice(0, 10)],
+          ['bob', replaced(3)],
+        ],
+      );
+    } finally {
+      await upgraded.close();
+    }
+  });
+
   it('refuses a database written by a newer Tether, naming both versions', () => {
     const dir = join(tempRoot, 'future');
     mkdirSync(dir);
