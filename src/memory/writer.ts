@@ -2,8 +2,9 @@
  * @module
  * The one writer of a memory server: remembers and forgets queue up and are written in batches
  * (group commit): every job that arrives while a batch is being written joins the next one, which
- * costs one store transaction for all of them. Jobs apply in arrival order; each fact's beliefs (the
- * "now" projection) are updated in the same transaction as its events. Rebuilds run alone.
+ * costs one store transaction for all of them, and one read of the current state of every fact the
+ * batch touches (`Store.factHeads`). Jobs apply in arrival order; each fact's beliefs (the "now"
+ * projection) are updated in the same transaction as its events. Rebuilds run alone.
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
@@ -27,9 +28,11 @@ import {
 } from './fact-state.ts';
 import { compareEvents, foldFact } from './fold.ts';
 
+/** What names a fact. */
+type FactKeyParts = { namespace: string; subject: string; predicate: string };
+
 /** Identifies a fact in the writer's maps. */
-const factKey = (f: { namespace: string; subject: string; predicate: string }): string =>
-  `${f.namespace}\u0000${f.subject}\u0000${f.predicate}`;
+const factKey = (f: FactKeyParts): string => `${f.namespace}\u0000${f.subject}\u0000${f.predicate}`;
 
 /** Identifies a prefetched head: of all the fact's beliefs (`valueKey` null) or of one value's. */
 const headKey = (fact: string, valueKey: string | null): string =>
@@ -295,10 +298,10 @@ export class MemoryWriter {
    */
   async #prefetch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<Map<string, FactHead>> {
     const wanted = new Map<string, FactHeadRequest>();
-    const want = (key: { namespace: string; subject: string; predicate: string }, valueKey: string | null) => {
-      const k = factKey(key);
+    const want = ({ namespace, subject, predicate }: FactKeyParts, valueKey: string | null) => {
+      const k = factKey({ namespace, subject, predicate });
       if (wanted.has(headKey(k, null))) return; // all beliefs cover any one value
-      wanted.set(headKey(k, valueKey), { ...key, valueKey: valueKey ?? undefined });
+      wanted.set(headKey(k, valueKey), { namespace, subject, predicate, valueKey: valueKey ?? undefined });
     };
     for (const job of jobs) {
       if (job.kind === 'assert') {
