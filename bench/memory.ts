@@ -6,8 +6,9 @@
  * For each size it bulk-loads synthetic events straight into the SQLite store (see
  * `lib/memory-data.ts`), starts the server in a child process on that data, and measures: exact recall
  * latency (1 client) and throughput (8 clients), text search latency (1 client, 1-2 word queries that
- * hit), remembers/s (8 clients, new facts in the loaded namespace; once with the node:http driver of
- * lib/http-load.ts and once with wrk when installed, see lib/wrk-remember.ts), and the server's RSS. The baseline
+ * hit), remembers/s (8 clients, new facts in the loaded namespace; with wrk when installed, see
+ * lib/wrk-remember.ts, and with the node:http driver of lib/http-load.ts, which is client-bound: wrk's
+ * figure is the one held against the target), and the server's RSS. The baseline
  * runs the same point read, FTS query and single-row insert (own transaction) on raw better-sqlite3.
  * Each figure is the median over BENCH_ROUNDS rounds. Loopback only; temp dirs are removed.
  *
@@ -58,7 +59,7 @@ interface Figures {
   searchHits: number;
   searchZero: number;
   remembers: number;
-  /** Mean remembers per store transaction (group commit) during the remember phase, from /metrics. */
+  /** Mean remembers per store transaction (group commit) under the headline driver (wrk when installed), from /metrics. */
   perCommit: number;
   /** Remembers/s with wrk as the client (NaN without wrk). */
   remembersWrk: number;
@@ -285,12 +286,16 @@ async function measureServer(
           status === 200 && body.includes('"stored":true') ? undefined : `HTTP ${status}: ${body.slice(0, 200)}`,
       });
   noteErrors('remember', remember, errors);
-  const writesAfter = await writeCounters(url);
+  let writesAfter = await writeCounters(url);
+  let perCommit = (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches);
   let remembersWrk = Number.NaN;
   if (wrk && PHASES.has('remember')) {
-    const w = await wrk.run(url, key, `w${size}s${round}r`, CLIENTS, 4);
+    const before = writesAfter;
+    const w = await wrk.run(url, key, `w${size}s${round}r`, CLIENTS, 6);
     if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
     remembersWrk = w.perSecond;
+    writesAfter = await writeCounters(url);
+    perCommit = (writesAfter.jobs - before.jobs) / Math.max(1, writesAfter.batches - before.batches);
   }
 
   const r = summarize(recall.latenciesMs);
@@ -304,7 +309,7 @@ async function measureServer(
     searchHits: hits / Math.max(1, search.requests),
     searchZero: zero / Math.max(1, search.requests),
     remembers: remember.perSecond,
-    perCommit: (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches),
+    perCommit,
     remembersWrk,
   };
 }
@@ -377,6 +382,11 @@ function report(size: number, r: SizeResult): string {
     const b = med(r.raw, f);
     return [name, fmt(t), spread(f), fmt(b), ratio(t, b), target?.text ?? '', target ? check(target.ok(t)) : ''];
   };
+  // wrk is the remember figure held against the target when installed: the node:http driver is one Node
+  // process that plays the 8 clients at ~80 us of CPU per request, one request after another, so on 2
+  // cores it bounds the rate itself (the server waits for its requests).
+  const withWrk = r.tether.some((x) => Number.isFinite(x.remembersWrk));
+  const rememberTarget = { text: `>= ${fmt(TARGETS.remembers)}`, ok: (v: number) => v >= TARGETS.remembers };
   const rows: string[][] = [
     ['metric', 'tether', `range (${r.tether.length} rounds)`, 'raw sqlite', 'tether/raw', 'target', ''],
     row('exact recall p50 ms (1 client)', 'recallP50'),
@@ -391,14 +401,8 @@ function report(size: number, r: SizeResult): string {
       ok: (v) => v <= TARGETS.searchP99,
     }),
     row('search results/query', 'searchHits'),
-    row(`remembers/s (${CLIENTS} clients)`, 'remembers', {
-      text: `>= ${fmt(TARGETS.remembers)}`,
-      ok: (v) => v >= TARGETS.remembers,
-    }),
-    row(`remembers/s (${CLIENTS} clients, wrk)`, 'remembersWrk', {
-      text: `>= ${fmt(TARGETS.remembers)}`,
-      ok: (v) => v >= TARGETS.remembers,
-    }),
+    row(`remembers/s (${CLIENTS} clients, wrk)`, 'remembersWrk', withWrk ? rememberTarget : undefined),
+    row(`remembers/s (${CLIENTS} clients, node:http driver)`, 'remembers', withWrk ? undefined : rememberTarget),
     row('remembers per commit (group commit)', 'perCommit'),
     ['server RSS MB (after run)', fmt(r.rssMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.rssMb <= TARGETS.rssMb)],
     ['server peak RSS MB (VmHWM)', fmt(r.peakMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.peakMb <= TARGETS.rssMb)],
@@ -421,6 +425,9 @@ function report(size: number, r: SizeResult): string {
     `raw sqlite: recall = SELECT of one (namespace, subject, predicate) group by index; search = FTS5 MATCH top 50 + join;`,
     `            remember = one events row + its FTS row in their own transaction (the writes of one stored remember).`,
     `latencies are client-observed over loopback HTTP/1.1 keep-alive; the ${CLIENTS}-client figures share the 2 cores with the client.`,
+    withWrk
+      ? `remembers/s: wrk (C) is the figure held against the target; the node:http driver, one Node process at ~80 us of CPU per request, bounds the rate itself.`
+      : `remembers/s: wrk is not installed (apt-get install wrk), so the node:http driver is held against the target; it bounds the rate itself.`,
     `search: ${(med(r.tether, 'searchZero') * 100).toFixed(1)}% of queries returned nothing (their word was only in values since superseded).`,
   ];
   if (r.errors.length > 0) notes.push(`errors: ${r.errors.join('; ')}`);
@@ -534,7 +541,7 @@ async function main(): Promise<void> {
       const t = result.tether;
       log(
         `  ${fmt(size)}: recall p99 ${fmt(median(t.map((x) => x.recallP99)))} ms, search p99 ` +
-          `${fmt(median(t.map((x) => x.searchP99)))} ms, ${fmt(median(t.map((x) => x.remembers)))} remembers/s`,
+          `${fmt(median(t.map((x) => x.searchP99)))} ms, ${fmt(median(t.map((x) => (wrk ? x.remembersWrk : x.remembers))))} remembers/s`,
       );
     }
   } finally {
