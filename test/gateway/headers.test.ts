@@ -63,7 +63,7 @@ describe('requestHeaders()', () => {
 });
 
 describe('scanRequestHeaders()', () => {
-  it('reads the headers the raw path acts on in any case, joins Cookie headers and keeps the first Host', () => {
+  it('reads the headers the raw path acts on in any case, joins Cookie headers, keeps the first Host and counts them', () => {
     const scan = scanRequestHeaders([
       'HOST',
       'a.default.example.com',
@@ -86,6 +86,7 @@ describe('scanRequestHeaders()', () => {
     ]);
     assert.deepEqual(scan, {
       host: 'a.default.example.com',
+      hosts: 2,
       cookie: 'a=1; app=2',
       sessionKey: 'k',
       authorization: 'Bearer t',

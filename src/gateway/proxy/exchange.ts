@@ -21,7 +21,7 @@ import {
   responseHeaders,
 } from './headers.ts';
 import { SKIP_BODY } from './llhttp.ts';
-import { errorResponse, toTetherError, unknownHost } from './respond.ts';
+import { errorResponse, hostFieldProblem, toTetherError, unknownHost } from './respond.ts';
 import type { UpstreamConn, UpstreamUser } from './upstream-pool.ts';
 
 /** What every exchange of a gateway shares. */
@@ -109,6 +109,12 @@ export class Exchange implements UpstreamUser {
   start(): void {
     const { router, scheduler } = this.#host.context;
     const scan = this.#scan;
+    // Only HTTP/1.1 comes this way (HTTP/1.0 takes the node:http path).
+    const bad = hostFieldProblem(scan.hosts, true);
+    if (bad !== null) {
+      this.#respondError(bad);
+      return;
+    }
     const svc = router.match(scan.host);
     if (svc === undefined) {
       this.#respondError(unknownHost(scan.host, router.knownHosts));

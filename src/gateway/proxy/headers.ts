@@ -136,7 +136,10 @@ export function headerLines(raw: readonly string[]): string {
 
 /** The request headers the raw HTTP/1.1 path acts on, read in one pass over the raw array. */
 export interface RequestHeaderScan {
+  /** The first Host header. */
   host: string | undefined;
+  /** How many Host header lines there are (a request needs exactly one: see `hostFieldProblem`). */
+  hosts: number;
   /** Cookie headers, joined with `; ` when sent several times. */
   cookie: string | undefined;
   sessionKey: string | undefined;
@@ -156,6 +159,7 @@ export interface RequestHeaderScan {
 export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
   const out: RequestHeaderScan = {
     host: undefined,
+    hosts: 0,
     cookie: undefined,
     sessionKey: undefined,
     authorization: undefined,
@@ -170,7 +174,10 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
     // Length first: most headers are dismissed without lower-casing their name.
     switch (name.length) {
       case 4:
-        if (out.host === undefined && name.toLowerCase() === 'host') out.host = raw[i + 1];
+        if (name.toLowerCase() === 'host') {
+          out.hosts++;
+          out.host ??= raw[i + 1];
+        }
         break;
       case 6:
         if (name.toLowerCase() === 'cookie') {

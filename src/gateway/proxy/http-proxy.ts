@@ -13,7 +13,7 @@ import type { Scheduler } from '../scheduler.ts';
 import { type ResolvedKey, resolveSessionKey } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import { requestHeaders, responseHeaders } from './headers.ts';
-import { sendError, unknownHost } from './respond.ts';
+import { countHosts, hostFieldProblem, sendError, unknownHost } from './respond.ts';
 
 /** Options of `createHttpProxy`. */
 export interface HttpProxyOptions {
@@ -96,6 +96,11 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
   }
 
   return function proxyRequest(req: IncomingMessage, res: ServerResponse): void {
+    const bad = hostFieldProblem(countHosts(req.rawHeaders), req.httpVersion === '1.1');
+    if (bad !== null) {
+      sendError(res, bad);
+      return;
+    }
     const svc = router.match(req.headers.host);
     if (svc === undefined) {
       sendError(res, unknownHost(req.headers.host, router.knownHosts));

@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isTetherError, TetherError } from '../../common/errors.ts';
+import { invalidRequest, isTetherError, TetherError } from '../../common/errors.ts';
 
 /** Turns anything thrown into a client-safe TetherError (unknown -> 500 `internal`). */
 export function toTetherError(err: unknown): TetherError {
@@ -51,6 +51,25 @@ export function sendSocketError(socket: Duplex, err: unknown): void {
     return;
   }
   socket.end(errorResponse(err, true));
+}
+
+/**
+ * 400 for a request without exactly one Host header, else null (RFC 9112 section 3.2: none in an HTTP/1.1
+ * request, several in any). With two, the router and the instance could each read a different one.
+ * @param hosts how many Host header lines the request has
+ */
+export function hostFieldProblem(hosts: number, http11: boolean): TetherError | null {
+  if (hosts > 1) return invalidRequest('host', 'a request may have one Host header, not several');
+  if (hosts === 0 && http11) return invalidRequest('host', 'an HTTP/1.1 request needs a Host header');
+  return null;
+}
+
+/** How many Host header lines a node:http request has (its `headers.host` keeps only the first). */
+export function countHosts(rawHeaders: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i]?.length === 4 && rawHeaders[i]?.toLowerCase() === 'host') n++;
+  return n;
 }
 
 /** 404 naming the unknown host and the known ones. */

@@ -16,7 +16,7 @@ import type { Scheduler } from '../scheduler.ts';
 import type { SessionEntry } from '../state.ts';
 import { headerLines, responseHeaders } from './headers.ts';
 import { forwardRequest, resolveRequestKey, unforwardable, upstreamFailed } from './http-proxy.ts';
-import { sendSocketError, unknownHost } from './respond.ts';
+import { countHosts, hostFieldProblem, sendSocketError, unknownHost } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
 export interface UpgradeProxyOptions {
@@ -111,6 +111,11 @@ export function createUpgradeProxy(
   }
 
   return function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const bad = hostFieldProblem(countHosts(req.rawHeaders), req.httpVersion === '1.1');
+    if (bad !== null) {
+      sendSocketError(socket, bad);
+      return;
+    }
     const svc = router.match(req.headers.host);
     if (svc === undefined) {
       sendSocketError(socket, unknownHost(req.headers.host, router.knownHosts));

@@ -58,4 +58,36 @@ describe('raw HTTP/1.1 proxy path, request side', () => {
     const env = JSON.parse(String((await c.read())[0]?.body));
     assert.equal(env.headers['transfer-encoding'], 'gzip, chunked');
   });
+
+  it('answers 400 naming host to a request with two Host headers, or an HTTP/1.1 one with none', {
+    timeout: 15_000,
+  }, async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const requests = [
+      // Raw HTTP/1.1 path: two Hosts (the router and the instance could each read another), then none.
+      `GET /env HTTP/1.1\r\nHost: ${HOST}\r\nHost: other.default.example.com\r\n\r\n`,
+      'GET /env HTTP/1.1\r\nX-No-Host: 1\r\n\r\n',
+      // node:http paths: HTTP/1.0 and a WebSocket upgrade, each with two Hosts.
+      `GET /env HTTP/1.0\r\nHost: ${HOST}\r\nHost: ${HOST}\r\n\r\n`,
+      `GET /ws HTTP/1.1\r\nHost: ${HOST}\r\nHost: ${HOST}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+        'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+    ];
+    for (const text of requests) {
+      const c = await rawClient(t, gw.publicUrl);
+      c.write(text, 'GET');
+      const [res] = await c.read();
+      assert.equal(res?.status, 400, text);
+      const { error } = JSON.parse(String(res?.body));
+      assert.equal(error.code, 'invalid_request', text);
+      assert.match(error.message, /^host: /, text);
+    }
+    // HTTP/1.0 may omit Host: no such service then, not a malformed request.
+    const c = await rawClient(t, gw.publicUrl);
+    c.write('GET /env HTTP/1.0\r\n\r\n', 'GET');
+    assert.equal((await c.read())[0]?.status, 404);
+    // One Host is routed as before.
+    const ok = await rawClient(t, gw.publicUrl);
+    ok.get(HOST, '/env', { Cookie: 'app=one' });
+    assert.equal((await ok.read())[0]?.status, 200);
+  });
 });
