@@ -126,7 +126,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // carrying upgrades (WebSocket), Expect, HTTP/1.0 or CONNECT at a request boundary.
   const keepAliveTimeoutMs = options.keepAliveTimeoutMs ?? 65_000;
   const slow = createServer(
-    { keepAliveTimeout: keepAliveTimeoutMs },
+    // requireHostHeader off: the proxy answers a missing Host itself, as JSON naming the field (hostFieldProblem).
+    { keepAliveTimeout: keepAliveTimeoutMs, requireHostHeader: false },
     createHttpProxy({ router, scheduler, proxyTimeoutMs }),
   );
   slow.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: proxyTimeoutMs }));

@@ -67,8 +67,9 @@ describe('raw HTTP/1.1 proxy path, request side', () => {
       // Raw HTTP/1.1 path: two Hosts (the router and the instance could each read another), then none.
       `GET /env HTTP/1.1\r\nHost: ${HOST}\r\nHost: other.default.example.com\r\n\r\n`,
       'GET /env HTTP/1.1\r\nX-No-Host: 1\r\n\r\n',
-      // node:http paths: HTTP/1.0 and a WebSocket upgrade, each with two Hosts.
+      // node:http paths: HTTP/1.0 and a WebSocket upgrade, each with two Hosts; Expect (handed over) with none.
       `GET /env HTTP/1.0\r\nHost: ${HOST}\r\nHost: ${HOST}\r\n\r\n`,
+      'POST /env HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n',
       `GET /ws HTTP/1.1\r\nHost: ${HOST}\r\nHost: ${HOST}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
         'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
     ];
