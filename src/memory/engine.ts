@@ -152,6 +152,20 @@ export class MemoryEngine {
   }
 
   /**
+   * Erases every event of a namespace for good, with no write batch in flight: a batch that read the
+   * namespace's facts before the purge cannot write to it afterwards, and what was remembered before
+   * the purge was asked for is erased too.
+   * @returns how many events were erased
+   */
+  async purgeNamespace(namespace: string): Promise<number> {
+    let erased = 0;
+    await this.#writer.exclusive(async () => {
+      erased = await this.#store.purgeNamespace(namespace);
+    });
+    return erased;
+  }
+
+  /**
    * After a registry change: recomputes the beliefs of every fact whose predicate changed cardinality.
    * @param before the predicates in force until now
    */

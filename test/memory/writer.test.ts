@@ -155,8 +155,19 @@ describe('MemoryWriter', () => {
     }
     await Promise.all(writes);
     assert.deepEqual(engine.writeStats, { batches: 1, jobs: 3 });
-    // A turn that brings nothing ends the wait: a lone write is not held back any longer.
-    await engine.remember(ctx, [{ subject: 'd', predicate: 'lives_in', value: 'Oslo' }]);
+    // A turn that brings nothing ends the wait: a lone write is committed on the turn after it queued
+    // (its own, plus one that brought nothing), not held for every extra turn allowed.
+    let done = false;
+    const lone = engine.remember(ctx, [{ subject: 'd', predicate: 'lives_in', value: 'Oslo' }]).then(() => {
+      done = true;
+    });
+    let turns = 0;
+    while (!done) {
+      await nextTurn();
+      turns++;
+    }
+    await lone;
+    assert.ok(turns <= 3, `committed after ${turns} turns`);
     assert.deepEqual(engine.writeStats, { batches: 2, jobs: 4 });
   });
 
@@ -186,5 +197,24 @@ describe('MemoryWriter', () => {
     assert.deepEqual(results[0], [
       { stored: true, alreadyKnown: false, superseded: ['Oslo'], event: results[0]?.[0]?.event },
     ]);
+  });
+
+  it('purges after the writes queued before it, and none of them writes to the namespace afterwards', async (t) => {
+    const { engine, store, reader } = setup(t);
+    await engine.remember(ctx, [{ subject: 'u', predicate: 'lives_in', value: 'Oslo' }]);
+    // A store that answers reads later than it does (as a networked one would): the batch's read and
+    // its commit are then in different turns, and a purge could run between them.
+    const { factHeads } = store;
+    store.factHeads = async (requests) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return factHeads.call(store, requests);
+    };
+    const write = engine.remember(ctx, [{ subject: 'u', predicate: 'lives_in', value: 'Rome' }]);
+    await new Promise<void>((resolve) => setImmediate(resolve)); // the write is queued (its batch may be reading)
+    const erased = await engine.purgeNamespace(NS);
+    await write;
+    assert.equal(erased, 2);
+    assert.deepEqual(await store.exportEvents({ namespace: NS, limit: 10 }), []);
+    assert.deepEqual(await reader.recall({ namespace: NS, subject: 'u', limit: 10 }), []);
   });
 });

@@ -100,7 +100,7 @@ export async function eventRoutes(
     const { ns } = parseWith(namespaceParams, req.params, 'ns');
     const { tenant } = parseNamespace(ns, 'ns');
     if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, ns);
-    const erased = await store.purgeNamespace(ns);
+    const erased = await opts.engine.purgeNamespace(ns);
     opts.onPurge?.(ns);
     return { namespace: ns, erased };
   });
