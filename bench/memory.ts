@@ -63,6 +63,11 @@ interface Figures {
   perCommit: number;
   /** Remembers/s with wrk as the client (NaN without wrk). */
   remembersWrk: number;
+  /**
+   * Server CPU (all threads) per remember under wrk, us (NaN without wrk): steadier than a rate on a
+   * shared machine, since other work takes the server's time but not its CPU.
+   */
+  cpuPerRemember: number;
 }
 
 interface SizeResult {
@@ -190,6 +195,7 @@ async function measureServer(
   errors: string[],
   wrk: WrkRemember | null,
   size: number,
+  serverCpuMicros: () => number,
 ): Promise<Figures> {
   const headers = { authorization: `Bearer ${key}` };
   const rand = rng(1000 + round);
@@ -289,13 +295,17 @@ async function measureServer(
   let writesAfter = await writeCounters(url);
   let perCommit = (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches);
   let remembersWrk = Number.NaN;
+  let cpuPerRemember = Number.NaN;
   if (wrk && PHASES.has('remember')) {
     const before = writesAfter;
+    const cpu0 = serverCpuMicros();
     const w = await wrk.run(url, key, `w${size}s${round}r`, CLIENTS, 6);
+    const cpu1 = serverCpuMicros();
     if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
     remembersWrk = w.perSecond;
     writesAfter = await writeCounters(url);
     perCommit = (writesAfter.jobs - before.jobs) / Math.max(1, writesAfter.batches - before.batches);
+    cpuPerRemember = (cpu1 - cpu0) / Math.max(1, writesAfter.jobs - before.jobs);
   }
 
   const r = summarize(recall.latenciesMs);
@@ -311,6 +321,7 @@ async function measureServer(
     remembers: remember.perSecond,
     perCommit,
     remembersWrk,
+    cpuPerRemember,
   };
 }
 
@@ -366,6 +377,7 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
     remembers: insert.perSecond,
     perCommit: 1,
     remembersWrk: Number.NaN,
+    cpuPerRemember: Number.NaN,
   };
 }
 
@@ -404,6 +416,7 @@ function report(size: number, r: SizeResult): string {
     row(`remembers/s (${CLIENTS} clients, wrk)`, 'remembersWrk', withWrk ? rememberTarget : undefined),
     row(`remembers/s (${CLIENTS} clients, node:http driver)`, 'remembers', withWrk ? undefined : rememberTarget),
     row('remembers per commit (group commit)', 'perCommit'),
+    row('server CPU us per remember (all threads, wrk)', 'cpuPerRemember'),
     ['server RSS MB (after run)', fmt(r.rssMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.rssMb <= TARGETS.rssMb)],
     ['server peak RSS MB (VmHWM)', fmt(r.peakMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.peakMb <= TARGETS.rssMb)],
     ['server RSS MB at start (no request yet)', fmt(r.startRssMb), '', '', '', '', ''],
@@ -515,7 +528,10 @@ async function main(): Promise<void> {
       const key = await mintAgentKey(server);
       for (let round = 0; round < ROUNDS; round++) {
         log(`  tether round ${round + 1}/${ROUNDS}`);
-        result.tether.push(await measureServer(server.url, key, writes, wl, round, result.errors, wrkRemember, size));
+        const s = server;
+        result.tether.push(
+          await measureServer(s.url, key, writes, wl, round, result.errors, wrkRemember, size, () => s.cpuMicros()),
+        );
       }
       const mem = server.memory();
       result.rssMb = mem.rss / MB;
@@ -541,7 +557,7 @@ async function main(): Promise<void> {
       const t = result.tether;
       log(
         `  ${fmt(size)}: recall p99 ${fmt(median(t.map((x) => x.recallP99)))} ms, search p99 ` +
-          `${fmt(median(t.map((x) => x.searchP99)))} ms, ${fmt(median(t.map((x) => (wrk ? x.remembersWrk : x.remembers))))} remembers/s`,
+          `${fmt(median(t.map((x) => x.searchP99)))} ms, ${fmt(median(t.map((x) => (Number.isFinite(x.remembersWrk) ? x.remembersWrk : x.remembers))))} remembers/s`,
       );
     }
   } finally {

@@ -1,6 +1,6 @@
 /**
  * @module
- * Starts `memory-server-child.ts` as a child process and reads its memory from /proc.
+ * Starts `memory-server-child.ts` as a child process and reads its memory and CPU time from /proc.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,6 +17,8 @@ export interface ChildServer {
   adminKey: string;
   /** Resident set size now and at its peak, bytes (from /proc/<pid>/status). */
   memory(): { rss: number; peak: number };
+  /** CPU time the process has used (all threads, user + system), microseconds. */
+  cpuMicros(): number;
   /** SIGTERM, then waits for exit (SIGKILL after 10 s). */
   stop(): Promise<void>;
 }
@@ -46,6 +48,7 @@ export async function startChildServer(dataDir: string, nodeArgs: string[] = [])
     pid: info.pid,
     adminKey,
     memory: () => readMemory(info.pid),
+    cpuMicros: () => readCpuMicros(info.pid),
     stop() {
       stopped ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -67,4 +70,15 @@ export function readMemory(pid: number): { rss: number; peak: number } {
     return m ? Number(m[1]) * 1024 : Number.NaN;
   };
   return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
+/** User + system CPU time of a process (all its threads), microseconds, from /proc/<pid>/stat. */
+export function readCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / USER_HZ) * 1e6;
 }
