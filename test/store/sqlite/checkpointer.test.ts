@@ -80,6 +80,34 @@ describe('Checkpointer', () => {
     }
   });
 
+  it('syncs the database file after each pass that copied pages, and only then', async () => {
+    // SQLite syncs it only after a pass that reached the end of the WAL; under steady writes none does,
+    // and the writer's catch-up then had to write back everything the passes had copied.
+    const { db, path } = openDb('synced.db');
+    const cp = new Checkpointer({ path, intervalMs: 5, onLongWal: () => {} });
+    const settle = async () => {
+      for (let i = 0; i < 200 && cp.stats.passes === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 30)); // a tick without writes sends no pass
+    };
+    try {
+      await writeSteadily(db, path, 30, () => cp.noteWrite());
+      await settle();
+      const afterWrites = { ...cp.stats };
+      assert.ok(afterWrites.syncs > 0, `no sync in ${afterWrites.passes} passes`);
+      assert.ok(afterWrites.syncs <= afterWrites.passes);
+      // A pass with nothing new to copy does not sync.
+      cp.noteWrite();
+      for (let i = 0; i < 200 && cp.stats.passes === afterWrites.passes; i++)
+        await new Promise((r) => setTimeout(r, 5));
+      assert.equal(cp.stats.passes, afterWrites.passes + 1);
+      assert.equal(cp.stats.syncs, afterWrites.syncs);
+      assert.equal(cp.lastError, null);
+    } finally {
+      await cp.close();
+      db.close();
+    }
+  });
+
   it('catches up past 4x maxWalPages even when no pass ever leaves a short tail', async () => {
     const { db, path } = openDb('outpaced.db');
     let longWal = 0;
