@@ -68,6 +68,9 @@ interface Figures {
    * shared machine, since other work takes the server's time but not its CPU.
    */
   cpuPerRemember: number;
+  /** Remember latency under wrk's 8 connections, ms (NaN without wrk). */
+  rememberP50: number;
+  rememberP99: number;
 }
 
 interface SizeResult {
@@ -296,6 +299,8 @@ async function measureServer(
   let perCommit = (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches);
   let remembersWrk = Number.NaN;
   let cpuPerRemember = Number.NaN;
+  let rememberP50 = Number.NaN;
+  let rememberP99 = Number.NaN;
   if (wrk && PHASES.has('remember')) {
     const before = writesAfter;
     const cpu0 = serverCpuMicros();
@@ -303,6 +308,8 @@ async function measureServer(
     const cpu1 = serverCpuMicros();
     if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
     remembersWrk = w.perSecond;
+    rememberP50 = w.p50Ms;
+    rememberP99 = w.p99Ms;
     writesAfter = await writeCounters(url);
     perCommit = (writesAfter.jobs - before.jobs) / Math.max(1, writesAfter.batches - before.batches);
     cpuPerRemember = (cpu1 - cpu0) / Math.max(1, writesAfter.jobs - before.jobs);
@@ -322,6 +329,8 @@ async function measureServer(
     perCommit,
     remembersWrk,
     cpuPerRemember,
+    rememberP50,
+    rememberP99,
   };
 }
 
@@ -378,6 +387,8 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
     perCommit: 1,
     remembersWrk: Number.NaN,
     cpuPerRemember: Number.NaN,
+    rememberP50: Number.NaN,
+    rememberP99: Number.NaN,
   };
 }
 
@@ -417,6 +428,8 @@ function report(size: number, r: SizeResult): string {
     row(`remembers/s (${CLIENTS} clients, node:http driver)`, 'remembers', withWrk ? undefined : rememberTarget),
     row('remembers per commit (group commit)', 'perCommit'),
     row('server CPU us per remember (all threads, wrk)', 'cpuPerRemember'),
+    row(`remember p50 ms (${CLIENTS} connections, wrk)`, 'rememberP50'),
+    row(`remember p99 ms (${CLIENTS} connections, wrk)`, 'rememberP99'),
     ['server RSS MB (after run)', fmt(r.rssMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.rssMb <= TARGETS.rssMb)],
     ['server peak RSS MB (VmHWM)', fmt(r.peakMb), '', '', '', `<= ${TARGETS.rssMb}`, check(r.peakMb <= TARGETS.rssMb)],
     ['server RSS MB at start (no request yet)', fmt(r.startRssMb), '', '', '', '', ''],

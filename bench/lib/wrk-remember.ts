@@ -51,6 +51,9 @@ export interface WrkRemember {
 /** What one run measured. */
 export interface WrkResult {
   perSecond: number;
+  /** Latency percentiles of the run, ms (wrk's --latency distribution). */
+  p50Ms: number;
+  p99Ms: number;
   /** Requests answered with anything but 200 and `"stored":true`. */
   failed: number;
 }
@@ -70,12 +73,23 @@ export async function prepareWrkRemember(wrk: string, dir: string, bodies: strin
       if (!/^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?$/.test(url)) {
         throw new Error(`wrk runs against loopback only: got ${url}`);
       }
-      const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', script, `${url}/`, '--', bodyFile, key, tag];
+      const args = ['-t1', '--latency', `-c${connections}`, `-d${seconds}s`, '-s', script, `${url}/`];
+      args.push('--', bodyFile, key, tag);
       const { stdout } = await promisify(execFile)(wrk, args, { encoding: 'utf8' });
       return {
         perSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]),
+        p50Ms: percentileMs(stdout, '50%'),
+        p99Ms: percentileMs(stdout, '99%'),
         failed: Number(/FAILED (\d+)/.exec(stdout)?.[1] ?? Number.NaN),
       };
     },
   };
+}
+
+/** A percentile line of wrk's latency distribution (`99%  12.92ms`), in ms; NaN when absent. */
+function percentileMs(stdout: string, label: string): number {
+  const m = new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(stdout);
+  if (!m) return Number.NaN;
+  const unit = { us: 0.001, ms: 1, s: 1000 }[m[2] as 'us' | 'ms' | 's'];
+  return Number(m[1]) * unit;
 }
