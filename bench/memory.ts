@@ -171,6 +171,32 @@ async function metricValues<K extends string>(url: string, names: Record<K, stri
 const writeCounters = (url: string) =>
   metricValues(url, { batches: 'tether_memory_write_batches', jobs: 'tether_memory_write_jobs' });
 
+/** Mean remembers per commit between two readings of `writeCounters`. */
+const perCommitBetween = (a: { batches: number; jobs: number }, b: { batches: number; jobs: number }) =>
+  (b.jobs - a.jobs) / Math.max(1, b.batches - a.batches);
+
+/** One wrk remember run (6 s): its rate and latency, remembers per commit, and server CPU per remember. */
+async function rememberWithWrk(
+  wrk: WrkRemember,
+  url: string,
+  key: string,
+  tag: string,
+  serverCpuMicros: () => number,
+  errors: string[],
+) {
+  const before = await writeCounters(url);
+  const cpu0 = serverCpuMicros();
+  const w = await wrk.run(url, key, tag, CLIENTS, 6);
+  const cpu1 = serverCpuMicros();
+  const after = await writeCounters(url);
+  if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
+  return {
+    ...w,
+    perCommit: perCommitBetween(before, after),
+    cpuPerRemember: (cpu1 - cpu0) / Math.max(1, after.jobs - before.jobs),
+  };
+}
+
 /** V8 heap and external memory of the server, bytes. */
 const heapFigures = (url: string) =>
   metricValues(url, {
@@ -295,25 +321,11 @@ async function measureServer(
           status === 200 && body.includes('"stored":true') ? undefined : `HTTP ${status}: ${body.slice(0, 200)}`,
       });
   noteErrors('remember', remember, errors);
-  let writesAfter = await writeCounters(url);
-  let perCommit = (writesAfter.jobs - writesBefore.jobs) / Math.max(1, writesAfter.batches - writesBefore.batches);
-  let remembersWrk = Number.NaN;
-  let cpuPerRemember = Number.NaN;
-  let rememberP50 = Number.NaN;
-  let rememberP99 = Number.NaN;
-  if (wrk && PHASES.has('remember')) {
-    const before = writesAfter;
-    const cpu0 = serverCpuMicros();
-    const w = await wrk.run(url, key, `w${size}s${round}r`, CLIENTS, 6);
-    const cpu1 = serverCpuMicros();
-    if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
-    remembersWrk = w.perSecond;
-    rememberP50 = w.p50Ms;
-    rememberP99 = w.p99Ms;
-    writesAfter = await writeCounters(url);
-    perCommit = (writesAfter.jobs - before.jobs) / Math.max(1, writesAfter.batches - before.batches);
-    cpuPerRemember = (cpu1 - cpu0) / Math.max(1, writesAfter.jobs - before.jobs);
-  }
+  const writesAfter = await writeCounters(url);
+  const withWrk =
+    wrk && PHASES.has('remember')
+      ? await rememberWithWrk(wrk, url, key, `w${size}s${round}r`, serverCpuMicros, errors)
+      : null;
 
   const r = summarize(recall.latenciesMs);
   const s = summarize(search.latenciesMs);
@@ -326,11 +338,11 @@ async function measureServer(
     searchHits: hits / Math.max(1, search.requests),
     searchZero: zero / Math.max(1, search.requests),
     remembers: remember.perSecond,
-    perCommit,
-    remembersWrk,
-    cpuPerRemember,
-    rememberP50,
-    rememberP99,
+    perCommit: withWrk?.perCommit ?? perCommitBetween(writesBefore, writesAfter),
+    remembersWrk: withWrk?.perSecond ?? Number.NaN,
+    cpuPerRemember: withWrk?.cpuPerRemember ?? Number.NaN,
+    rememberP50: withWrk?.p50Ms ?? Number.NaN,
+    rememberP99: withWrk?.p99Ms ?? Number.NaN,
   };
 }
 

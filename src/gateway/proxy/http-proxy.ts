@@ -12,8 +12,8 @@ import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { type ResolvedKey, resolveSessionKey } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
-import { requestHeaders, responseHeaders } from './headers.ts';
-import { countHosts, hostFieldProblem, sendError, unknownHost } from './respond.ts';
+import { requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
+import { hostFieldProblem, sendError, unknownHost } from './respond.ts';
 
 /** Options of `createHttpProxy`. */
 export interface HttpProxyOptions {
@@ -96,7 +96,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
   }
 
   return function proxyRequest(req: IncomingMessage, res: ServerResponse): void {
-    const bad = hostFieldProblem(countHosts(req.rawHeaders), req.httpVersion === '1.1');
+    const bad = hostFieldProblem(scanRequestHeaders(req.rawHeaders).hosts, req.httpVersion === '1.1');
     if (bad !== null) {
       sendError(res, bad);
       return;

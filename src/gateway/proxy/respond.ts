@@ -64,14 +64,6 @@ export function hostFieldProblem(hosts: number, http11: boolean): TetherError | 
   return null;
 }
 
-/** How many Host header lines a node:http request has (its `headers.host` keeps only the first). */
-export function countHosts(rawHeaders: readonly string[]): number {
-  let n = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2)
-    if (rawHeaders[i]?.length === 4 && rawHeaders[i]?.toLowerCase() === 'host') n++;
-  return n;
-}
-
 /** 404 naming the unknown host and the known ones. */
 export function unknownHost(host: string | undefined, known: readonly string[]): TetherError {
   return new TetherError(

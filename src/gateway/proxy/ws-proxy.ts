@@ -14,9 +14,9 @@ import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import type { SessionEntry } from '../state.ts';
-import { headerLines, responseHeaders } from './headers.ts';
+import { headerLines, responseHeaders, scanRequestHeaders } from './headers.ts';
 import { forwardRequest, resolveRequestKey, unforwardable, upstreamFailed } from './http-proxy.ts';
-import { countHosts, hostFieldProblem, sendSocketError, unknownHost } from './respond.ts';
+import { hostFieldProblem, sendSocketError, unknownHost } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
 export interface UpgradeProxyOptions {
@@ -111,7 +111,7 @@ export function createUpgradeProxy(
   }
 
   return function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const bad = hostFieldProblem(countHosts(req.rawHeaders), req.httpVersion === '1.1');
+    const bad = hostFieldProblem(scanRequestHeaders(req.rawHeaders).hosts, req.httpVersion === '1.1');
     if (bad !== null) {
       sendSocketError(socket, bad);
       return;

@@ -210,16 +210,13 @@ export class SqliteStore implements Store {
   }
 
   #factHead({ namespace, subject, predicate, valueKey }: FactHeadRequest): FactHead {
-    const rows =
-      valueKey === undefined
-        ? this.#sql(
-            `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-             WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? ORDER BY b.observed_at, b.event_id`,
-          ).all(namespace, subject, predicate)
-        : this.#sql(
-            `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-             WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?`,
-          ).all(namespace, subject, predicate, valueKey);
+    // One range of the clustered table, in its own order; value_key (not indexed) is tested per row.
+    const key = valueKey ?? null;
+    const rows = this.#sql(
+      `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
+       WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND (? IS NULL OR b.value_key = ?)
+       ORDER BY b.observed_at, b.event_id`,
+    ).all(namespace, subject, predicate, key, key);
     const last = this.#sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
       .pluck()
       .get(namespace, subject, predicate) as number | null;

@@ -1,10 +1,21 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { serviceYaml, startTestGateway } from '../helpers/harness.ts';
 import { rawClient } from '../helpers/raw-client.ts';
 
 const HOST = 'p.default.example.com';
 const YAML = serviceYaml('p', { 'serving.knative.dev/session-affinity-cookie': 'app' });
+
+/** A keep-alive connection the raw path has handed to node:http (its first request had Expect). */
+async function handedOver(t: TestContext, url: string) {
+  const c = await rawClient(t, url);
+  c.write(
+    `POST /echo HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=ex\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok`,
+    'POST',
+  );
+  assert.equal(String((await c.read())[0]?.body), 'ok');
+  return c;
+}
 
 describe('raw HTTP/1.1 proxy path limits', () => {
   it('answers thousands of pipelined requests that finish at once without overflowing the stack', async (t) => {
@@ -56,12 +67,7 @@ describe('raw HTTP/1.1 proxy path limits', () => {
 
   it('answers 431 to oversized headers on a connection handed to node:http too', { timeout: 15_000 }, async (t) => {
     const gw = await startTestGateway(t, YAML);
-    const c = await rawClient(t, gw.publicUrl);
-    c.write(
-      `POST /echo HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=ex\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok`,
-      'POST',
-    );
-    assert.equal(String((await c.read())[0]?.body), 'ok');
+    const c = await handedOver(t, gw.publicUrl);
     c.get(HOST, '/', { Cookie: 'app=ex', 'X-Big': 'a'.repeat(20_000) });
     const [big] = await c.read();
     assert.equal(big?.status, 431);
@@ -73,12 +79,7 @@ describe('raw HTTP/1.1 proxy path limits', () => {
 describe('gateway close', () => {
   it('closes a keep-alive connection handed to node:http at once', { timeout: 30_000 }, async (t) => {
     const gw = await startTestGateway(t, YAML);
-    const c = await rawClient(t, gw.publicUrl);
-    c.write(
-      `POST /echo HTTP/1.1\r\nHost: ${HOST}\r\nCookie: app=ex\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok`,
-      'POST',
-    );
-    assert.equal(String((await c.read())[0]?.body), 'ok');
+    const c = await handedOver(t, gw.publicUrl);
     const t0 = Date.now();
     await gw.close();
     assert.ok(Date.now() - t0 < 10_000, `close took ${Date.now() - t0} ms`);

@@ -19,6 +19,19 @@ const tempRoot = mkdtempSync(join(tmpdir(), 'tether-migrations-'));
 after(() => rmSync(tempRoot, { recursive: true, force: true }));
 const V1 = readFileSync(new URL('../../../src/store/sqlite/001-schema.sql', import.meta.url), 'utf8');
 
+/** Inserts an events row as every schema version lays it out; returns its seq. */
+function insertEventRow(db: Database.Database, row: ReturnType<typeof eventToRow>): number {
+  const info = db
+    .prepare(
+      `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind, confidence,
+         source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
+       VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind, @confidence,
+         @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
+    )
+    .run(row);
+  return Number(info.lastInsertRowid);
+}
+
 describe('SQLite schema migrations', () => {
   it('upgrades a version-1 database in place and keeps its data', async () => {
     // The events of a current store, laid out as version 1 stored them (FTS rows written with each event).
@@ -34,15 +47,8 @@ describe('SQLite schema migrations', () => {
     const v1 = new Database(join(dir, 'tether.db'));
     v1.pragma('journal_mode = WAL');
     v1.exec(V1);
-    const info = v1
-      .prepare(
-        `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind, confidence,
-           source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
-         VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind, @confidence,
-           @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
-      )
-      .run(row);
-    v1.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(info.lastInsertRowid, ftsBody(e));
+    const seq = insertEventRow(v1, row as ReturnType<typeof eventToRow>);
+    v1.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)').run(seq, ftsBody(e));
     v1.prepare(
       `INSERT INTO beliefs (event_id, namespace, subject, predicate, value_key, observed_at, replaced)
        VALUES (?, ?, ?, ?, ?, ?, '[]')`,
@@ -108,12 +114,7 @@ describe('SQLite schema migrations', () => {
       [long, 15],
       [short, 3],
     ] as const) {
-      v3.prepare(
-        `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind, confidence,
-           source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
-         VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind, @confidence,
-           @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
-      ).run(eventToRow(e));
+      insertEventRow(v3, eventToRow(e));
       v3.prepare(
         `INSERT INTO beliefs (namespace, subject, predicate, observed_at, event_id, value_key, replaced)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
