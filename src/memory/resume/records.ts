@@ -240,6 +240,14 @@ export class ResumeRecords {
     return this.#store.turns({ namespace, limit, beforeSeq });
   }
 
+  countTurns(namespace: string): Promise<number> {
+    return this.#store.countTurns(namespace);
+  }
+
+  countOutputs(namespace: string): Promise<number> {
+    return this.#store.countOutputs(namespace);
+  }
+
   output(namespace: string, ref: string): Promise<OutputRecord | null> {
     return this.#store.output(namespace, ref);
   }

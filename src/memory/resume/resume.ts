@@ -7,7 +7,6 @@
 import { invalidRequest } from '../../common/errors.ts';
 import { words } from '../../common/words.ts';
 import type { LeaseRecord, PointerRecord, WorkingStateRecord } from '../../store/resume-types.ts';
-import type { Store } from '../../store/store.ts';
 import type { Belief } from '../fold.ts';
 import type { MemoryReader } from '../recall.ts';
 import { type Briefing, renderBriefing } from './briefing.ts';
@@ -74,13 +73,11 @@ function focusWords(texts: (string | null)[]): string[] {
 
 /** The resume call over the records, leases and memory. */
 export class Resumer {
-  readonly #store: Store;
   readonly #records: ResumeRecords;
   readonly #leases: Leases;
   readonly #reader: MemoryReader;
 
-  constructor(options: { store: Store; records: ResumeRecords; leases: Leases; reader: MemoryReader }) {
-    this.#store = options.store;
+  constructor(options: { records: ResumeRecords; leases: Leases; reader: MemoryReader }) {
     this.#records = options.records;
     this.#leases = options.leases;
     this.#reader = options.reader;
@@ -98,9 +95,9 @@ export class Resumer {
       this.#records.workingState(ns),
       this.#records.pointers(ns),
       this.#records.turns(ns, TURN_WINDOW),
-      this.#store.countTurns(ns),
+      this.#records.countTurns(ns),
       this.#records.outputs(ns, OUTPUT_WINDOW),
-      this.#store.countOutputs(ns),
+      this.#records.countOutputs(ns),
     ]);
     const memories = state ? await this.#memories(ns, [state.focus, ...state.openQuestions, state.goal]) : [];
     const briefing = renderBriefing({

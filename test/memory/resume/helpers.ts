@@ -15,7 +15,7 @@ export function setupResume(t: TestContext, options: { turnTokenLimit?: number }
   const base = setup(t);
   const records = new ResumeRecords({ store: base.store, clock: base.clock, ...options });
   const leases = new Leases({ store: base.store, clock: base.clock });
-  const resumer = new Resumer({ store: base.store, records, leases, reader: base.reader });
+  const resumer = new Resumer({ records, leases, reader: base.reader });
   return { ...base, records, leases, resumer };
 }
 
