@@ -78,7 +78,7 @@ function mutate(rand: () => number, base: unknown, depth = 0): unknown {
       if (rand() < 0.15) continue;
       out[rand() < 0.05 ? `${k}_` : k] = rand() < 0.4 ? mutate(rand, v, depth + 1) : v;
     }
-    if (rand() < 0.1) out.__proto__ = { admin: true };
+    if (rand() < 0.1) Object.defineProperty(out, '__proto__', { value: { admin: true }, enumerable: true });
     return out;
   }
   return base;

@@ -7,10 +7,10 @@
  * (a malformed escape, a TokenReview that is not an object) a `Status` 400: no request can crash it.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { stringify } from 'yaml';
+import { writePrivateFile } from '../../common/private-files.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { LocalIdentityAuthority } from './authority.ts';
 
@@ -171,7 +171,7 @@ export async function startAuthorityApi(
     contexts: [{ name: 'tether-local', context: { cluster: 'tether-local', user: 'tether-memory' } }],
     'current-context': 'tether-local',
   };
-  writeFileSync(options.kubeconfigPath, stringify(kubeconfig), { mode: 0o600 });
+  writePrivateFile(options.kubeconfigPath, stringify(kubeconfig));
   return {
     url,
     kubeconfigPath: options.kubeconfigPath,
