@@ -160,7 +160,8 @@ export function sendRaw(port: number, request: Buffer, timeoutMs = 5000): Promis
     socket.on('close', () => {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString('latin1');
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      // skip interim answers (100 Continue): the final status is the one that counts
+      const m = /^(?:HTTP\/1\.[01] 1\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n)*HTTP\/1\.[01] (\d{3})/.exec(text);
       resolve({ status: m ? Number(m[1]) : 0, text });
     });
     socket.end(request);
