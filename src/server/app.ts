@@ -18,7 +18,7 @@ import { Resumer } from '../memory/resume/resume.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { resumeCalls } from './calls/resume-calls.ts';
-import { installErrorHandlers, sendError } from './error-handler.ts';
+import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -28,6 +28,7 @@ import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
 import { resumeRecordRoutes } from './routes/resume-records.ts';
+import { installWellFormedCheck } from './well-formed.ts';
 
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -48,6 +49,8 @@ export interface MemoryServerOptions {
   processMetrics?: boolean;
   /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
   turnTokenLimit?: number;
+  /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
+  metricsToken?: string;
 }
 
 /** A built memory server and the parts tests may want. */
@@ -79,6 +82,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       );
     },
     forceCloseConnections: 'idle',
+    clientErrorHandler,
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
@@ -93,9 +97,11 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     keys,
     writes: engine.writeStats,
     collectDefaults: options.processMetrics,
+    storeFigures: options.metricsToken !== undefined,
   });
 
   installErrorHandlers(app);
+  installWellFormedCheck(app);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -115,7 +121,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
-  await app.register(opsRoutes, { store, metrics });
+  await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });
