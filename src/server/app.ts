@@ -14,14 +14,20 @@ import { MemoryReader } from '../memory/recall.ts';
 import { RegistryBook } from '../memory/registry-book.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
+import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
 import { installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+import { registerOpenApi } from './openapi.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
+import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-routes.ts';
+
+/** The API version OpenAPI and MCP report. */
+export const API_VERSION = '0.1.0';
 
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -49,6 +55,18 @@ export interface MemoryServer {
   reader: MemoryReader;
   registries: RegistryBook;
   metrics: MemoryMetrics;
+  /** The memory calls the routes and MCP tools share. */
+  calls: MemoryCalls;
+  /** Every route as registered (HEAD routes Fastify adds for GET left out), in order. */
+  routes: readonly RegisteredRoute[];
+}
+
+/** A registered route: what OpenAPI is generated from (checked against it by test/server/openapi.test.ts). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  schema: Record<string, unknown> | undefined;
+  public: boolean;
 }
 
 /** Builds (does not listen) the memory server. */
@@ -80,6 +98,24 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     collectDefaults: options.processMetrics,
   });
 
+  const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      const config = route.config as { public?: boolean } | undefined;
+      routes.push({
+        method,
+        url: route.url,
+        schema: route.schema as RegisteredRoute['schema'],
+        public: !!config?.public,
+      });
+    }
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(jsonSerializerCompiler);
+  await registerOpenApi(app, API_VERSION);
   installErrorHandlers(app);
   let closing = false;
   app.addHook('preClose', async () => {
@@ -102,10 +138,10 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(authPlugin, { keys, verify: options.verify });
   await app.register(opsRoutes, { store, metrics });
   await app.register(keyRoutes, { keys, store, clock });
-  await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
-  await app.register(registryRoutes, { registries });
+  await app.register(memoryRoutes, { calls });
+  await app.register(registryRoutes, { calls });
   await app.register(eventRoutes, { store, engine });
-  await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+  await app.register(mcpRoutes, { calls });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics };
+  return { app, engine, reader, registries, metrics, calls, routes };
 }
