@@ -68,8 +68,10 @@ describe('Checkpointer', () => {
     try {
       const checked = await writeSteadily(db, path, 600, () => cp.noteWrite());
       assert.ok(longWal > 0, 'the WAL passed maxWalPages and the writer caught up');
+      // Bounded by the catch-up at 4x maxWalPages, plus what commits while a pass is late: a loaded
+      // machine (other tests on both cores) has seen 1/3 of the unchecked WAL; without it, the two are equal.
       assert.ok(
-        checked < unchecked / 3,
+        checked < unchecked / 2,
         `WAL peaked at ${checked} bytes with the checkpointer vs ${unchecked} without`,
       );
       assert.equal(cp.lastError, null);
