@@ -15,7 +15,7 @@ import { RegistryBook } from '../memory/registry-book.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
-import { installErrorHandlers, sendError } from './error-handler.ts';
+import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -24,6 +24,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
+import { installWellFormedCheck } from './well-formed.ts';
 import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-routes.ts';
 
 /** The API version OpenAPI and MCP report. */
@@ -46,6 +47,8 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
+  metricsToken?: string;
 }
 
 /** A built memory server and the parts tests may want. */
@@ -87,6 +90,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       );
     },
     forceCloseConnections: 'idle',
+    clientErrorHandler,
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
@@ -96,6 +100,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     keys,
     writes: engine.writeStats,
     collectDefaults: options.processMetrics,
+    storeFigures: options.metricsToken !== undefined,
   });
 
   const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
@@ -117,6 +122,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   app.setSerializerCompiler(jsonSerializerCompiler);
   await registerOpenApi(app, API_VERSION);
   installErrorHandlers(app);
+  installWellFormedCheck(app);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -136,7 +142,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
-  await app.register(opsRoutes, { store, metrics });
+  await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { calls });
   await app.register(registryRoutes, { calls });

@@ -3,15 +3,22 @@
  * Operations routes, no key needed: liveness, readiness (the store answers), Prometheus metrics,
  * and the OpenAPI document.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { unavailable } from '../../common/errors.ts';
+import { unauthenticated, unavailable } from '../../common/errors.ts';
 import type { Store } from '../../store/store.ts';
 import type { MemoryMetrics } from '../metrics.ts';
 
 const text = (description: string) => ({ description, content: { 'text/plain': { schema: z.string() } } });
 
-export async function opsRoutes(app: FastifyInstance, opts: { store: Store; metrics: MemoryMetrics }) {
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+export async function opsRoutes(
+  app: FastifyInstance,
+  opts: { store: Store; metrics: MemoryMetrics; metricsToken?: string },
+) {
+  const expected = opts.metricsToken ? digest(`Bearer ${opts.metricsToken}`) : null;
   const config = { public: true };
   const healthz = { summary: 'Liveness', response: { 200: z.object({ status: z.literal('ok') }) } };
   app.get('/healthz', { config, schema: healthz }, async () => ({ status: 'ok' }));
@@ -25,8 +32,15 @@ export async function opsRoutes(app: FastifyInstance, opts: { store: Store; metr
     }
     return { status: 'ready', store: opts.store.kind };
   });
-  const metrics = { summary: 'Prometheus metrics', response: { 200: text('Prometheus text exposition') } };
-  app.get('/metrics', { config, schema: metrics }, async (_req, reply) => {
+  const metrics = {
+    summary: 'Prometheus metrics (with --metrics-token: Authorization: Bearer <metrics token>)',
+    response: { 200: text('Prometheus text exposition') },
+  };
+  app.get('/metrics', { config, schema: metrics }, async (req, reply) => {
+    // Hashes compared, so the check takes the same time whatever the length of what was sent.
+    if (expected && !timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
+      throw unauthenticated('/metrics needs Authorization: Bearer <metrics token>');
+    }
     reply.type(opts.metrics.registry.contentType);
     return opts.metrics.registry.metrics();
   });

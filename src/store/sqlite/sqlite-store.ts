@@ -4,9 +4,9 @@
  * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
  * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { ensurePrivateDir, ensurePrivateFile, restrictIfExists } from '../../common/private-files.ts';
 import type {
   Fence,
   Fenced,
@@ -77,8 +77,12 @@ export class SqliteStore implements Store {
     if (options.dataDir === ':memory:') {
       this.path = ':memory:';
     } else {
-      mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+      ensurePrivateDir(options.dataDir);
       this.path = join(options.dataDir, 'tether.db');
+      // SQLite creates the -wal and -shm files with the database file's mode: 0600 here makes them
+      // 0600 too; ones left by an older version are narrowed as well.
+      ensurePrivateFile(this.path);
+      for (const suffix of ['-wal', '-shm']) restrictIfExists(this.path + suffix);
     }
     const db = new Database(this.path);
     this.#db = db;
