@@ -17,11 +17,8 @@ import { ResumeRecords } from '../memory/resume/records.ts';
 import { Resumer } from '../memory/resume/resume.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
-<<<<<<< HEAD
 import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
-=======
 import { resumeCalls } from './calls/resume-calls.ts';
->>>>>>> main
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
@@ -69,7 +66,8 @@ export interface MemoryServer {
   reader: MemoryReader;
   registries: RegistryBook;
   metrics: MemoryMetrics;
-<<<<<<< HEAD
+  records: ResumeRecords;
+  leases: Leases;
   /** The memory calls the routes and MCP tools share. */
   calls: MemoryCalls;
   /** Every route as registered (HEAD routes Fastify adds for GET left out), in order. */
@@ -82,10 +80,6 @@ export interface RegisteredRoute {
   url: string;
   schema: Record<string, unknown> | undefined;
   public: boolean;
-=======
-  records: ResumeRecords;
-  leases: Leases;
->>>>>>> main
 }
 
 /** Builds (does not listen) the memory server. */
@@ -168,15 +162,9 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(memoryRoutes, { calls });
   await app.register(registryRoutes, { calls });
   await app.register(eventRoutes, { store, engine });
-<<<<<<< HEAD
-  await app.register(mcpRoutes, { calls });
-  for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, calls, routes };
-=======
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(leaseRoutes, { calls: resume });
-  await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+  await app.register(mcpRoutes, { calls });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, records, leases };
->>>>>>> main
+  return { app, engine, reader, registries, metrics, records, leases, calls, routes };
 }
