@@ -17,10 +17,12 @@ import { ResumeRecords } from '../memory/resume/records.ts';
 import { Resumer } from '../memory/resume/resume.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
+import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
 import { resumeCalls } from './calls/resume-calls.ts';
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+import { registerOpenApi } from './openapi.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { leaseRoutes } from './routes/lease.ts';
@@ -29,6 +31,10 @@ import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
 import { resumeRecordRoutes } from './routes/resume-records.ts';
 import { installWellFormedCheck } from './well-formed.ts';
+import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-routes.ts';
+
+/** The API version OpenAPI and MCP report. */
+export const API_VERSION = '0.1.0';
 
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -62,6 +68,18 @@ export interface MemoryServer {
   metrics: MemoryMetrics;
   records: ResumeRecords;
   leases: Leases;
+  /** The memory calls the routes and MCP tools share. */
+  calls: MemoryCalls;
+  /** Every route as registered (HEAD routes Fastify adds for GET left out), in order. */
+  routes: readonly RegisteredRoute[];
+}
+
+/** A registered route: what OpenAPI is generated from (checked against it by test/server/openapi.test.ts). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  schema: Record<string, unknown> | undefined;
+  public: boolean;
 }
 
 /** Builds (does not listen) the memory server. */
@@ -100,6 +118,24 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     storeFigures: options.metricsToken !== undefined,
   });
 
+  const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      const config = route.config as { public?: boolean } | undefined;
+      routes.push({
+        method,
+        url: route.url,
+        schema: route.schema as RegisteredRoute['schema'],
+        public: !!config?.public,
+      });
+    }
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(jsonSerializerCompiler);
+  await registerOpenApi(app, API_VERSION);
   installErrorHandlers(app);
   installWellFormedCheck(app);
   let closing = false;
@@ -123,12 +159,12 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(authPlugin, { keys, verify: options.verify });
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
-  await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
-  await app.register(registryRoutes, { registries });
+  await app.register(memoryRoutes, { calls });
+  await app.register(registryRoutes, { calls });
   await app.register(eventRoutes, { store, engine });
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(leaseRoutes, { calls: resume });
-  await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+  await app.register(mcpRoutes, { calls });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, records, leases };
+  return { app, engine, reader, registries, metrics, records, leases, calls, routes };
 }
