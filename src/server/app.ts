@@ -110,7 +110,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });
-  await app.register(eventRoutes, { store, engine });
+  await app.register(eventRoutes, { store, engine, registries, clock });
   await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics };

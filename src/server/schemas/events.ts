@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { instant } from './common.ts';
+import { predicateSchema } from './registry.ts';
 
 /** `GET /v1/events` query. */
 export const exportQuery = z.strictObject({
@@ -39,3 +40,19 @@ export const eventLine = z.strictObject({
 
 /** `DELETE /v1/namespaces/{ns}` params. */
 export const namespaceParams = z.strictObject({ ns: z.string().min(3).max(257) });
+
+/** A predicate as an export writes it (`allowed` and `description` may be null). */
+const exportedPredicate = predicateSchema.extend({
+  allowed: z.array(z.string().min(1).max(128)).max(256).nullish(),
+  description: z.string().max(1024).nullish(),
+});
+
+/** One exported registry version line: the rules of a tenant from `recorded_at` on. */
+export const registryLine = z.strictObject({
+  registry_version: z.strictObject({
+    id: z.string().regex(/^ev_[0-9a-f]{26}$/, { message: 'must be a registry version id' }),
+    tenant: z.string().min(1).max(128),
+    recorded_at: instant,
+    predicates: z.array(exportedPredicate).max(1000),
+  }),
+});
