@@ -22,6 +22,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
+import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { installWellFormedCheck } from './well-formed.ts';
 
 /** Largest request body, bytes. */
@@ -41,6 +42,10 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** Request and purge rate limits (see `rate-limits.ts`). @default 100 requests/s per key, 6 purges/min */
+  limits?: Omit<RequestLimitsOptions, 'clock'>;
+  /** Most events one `as_of` read folds (`recall.ts`). @default 20000 */
+  maxScanEvents?: number;
   /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
   metricsToken?: string;
 }
@@ -76,7 +81,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
-  const reader = new MemoryReader({ store, registries, clock });
+  const reader = new MemoryReader({ store, registries, clock, maxScanEvents: options.maxScanEvents });
   const metrics = createMemoryMetrics({
     store,
     keys,
@@ -106,11 +111,13 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
+  const limits = new RequestLimits({ ...options.limits, clock });
+  installKeyRateLimit(app, limits);
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });
-  await app.register(eventRoutes, { store, engine, registries, clock });
+  await app.register(eventRoutes, { store, engine, registries, clock, limits });
   await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics };

@@ -14,6 +14,7 @@ import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
 import { parseImportLines } from '../import-lines.ts';
+import type { RequestLimits } from '../rate-limits.ts';
 import { exportQuery, namespaceParams } from '../schemas/events.ts';
 import { parseWith } from '../validate.ts';
 import { eventJson, registryVersionJson } from '../wire.ts';
@@ -43,7 +44,14 @@ async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): As
 
 export async function eventRoutes(
   app: FastifyInstance,
-  opts: { store: Store; engine: MemoryEngine; registries: RegistryBook; clock: Clock; onPurge?: (ns: string) => void },
+  opts: {
+    store: Store;
+    engine: MemoryEngine;
+    registries: RegistryBook;
+    clock: Clock;
+    limits?: RequestLimits;
+    onPurge?: (ns: string) => void;
+  },
 ) {
   const { store } = opts;
 
@@ -77,6 +85,7 @@ export async function eventRoutes(
     const { ns } = parseWith(namespaceParams, req.params, 'ns');
     const { tenant } = parseNamespace(ns, 'ns');
     if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, ns);
+    opts.limits?.takePurge(req.auth);
     const erased = await opts.engine.purgeNamespace(ns);
     opts.onPurge?.(ns);
     return { namespace: ns, erased };
