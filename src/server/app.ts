@@ -17,12 +17,12 @@ import { authPlugin } from './auth-plugin.ts';
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
-import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { installWellFormedCheck } from './well-formed.ts';
 
 /** Largest request body, bytes. */
