@@ -56,3 +56,21 @@ export const registryLine = z.strictObject({
     predicates: z.array(exportedPredicate).max(1000),
   }),
 });
+
+/** `POST /v1/events/import` body: NDJSON, the lines of an export (registry versions and events). */
+export const importBody = z
+  .string({ message: 'send NDJSON (one event per line) with Content-Type: application/x-ndjson' })
+  .describe('NDJSON: one event per line, as GET /v1/events exports them');
+
+/** `POST /v1/events/import` answer: events stored, events already present (same id) skipped, registry versions stored. */
+export const importAnswer = z.object({
+  imported: z.number().int(),
+  skipped: z.number().int(),
+  registry_versions: z.number().int(),
+});
+
+/** `DELETE /v1/namespaces/{ns}` answer. */
+export const purgeAnswer = z.object({ namespace: z.string(), erased: z.number().int() });
+
+/** `GET /v1/events` answer: NDJSON, one event line (the history shape) per line. */
+export const exportAnswer = z.string().describe('NDJSON: one event per line, the shape of history events');
