@@ -199,10 +199,12 @@ export class TetherClient {
       headers: { authorization: `Bearer ${key}` },
     });
     if (!res.ok) throw await errorOf(res);
+    // An export also carries registry version lines (for an import to restore): events only here.
     return (await res.text())
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as EventJson);
+      .map((l) => JSON.parse(l) as EventJson | { registry_version: unknown })
+      .filter((l): l is EventJson => !('registry_version' in l));
   }
 }
 
