@@ -55,6 +55,7 @@ export async function runCrashAndResume(options: {
   });
   const firstExit = await exited(first);
   options.log(`worker 1 exited: ${firstExit.signal ?? firstExit.code}`);
+  if (firstExit.signal !== 'SIGKILL') throw new Error(`worker 1 ended before step 2: ${JSON.stringify(events.at(-1))}`);
 
   const second = startWorker(env, (e) => {
     events.push(e);
