@@ -14,8 +14,12 @@ describe('BodyBudget', () => {
     const budget = new BodyBudget({ maxBytes: 100, maxWaiting: 2 });
     const order: string[] = [];
     const a = await budget.acquire(60);
-    const b = budget.acquire(60).then((r) => (order.push('b'), r));
-    const c = budget.acquire(500).then((r) => (order.push('c'), r));
+    const noted = (name: string) => (release: () => void) => {
+      order.push(name);
+      return release;
+    };
+    const b = budget.acquire(60).then(noted('b'));
+    const c = budget.acquire(500).then(noted('c'));
     await assert.rejects(budget.acquire(1), (err: { code?: string; retryAfter?: number }) => {
       return err.code === 'unavailable' && err.retryAfter === 1;
     });
