@@ -101,6 +101,7 @@ export class InstancePool {
       resuming: null,
       readyAt: 0,
       exited: false,
+      retired: false,
     };
     svc.instances.set(name, inst);
     this.#byName.set(name, inst);

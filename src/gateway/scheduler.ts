@@ -92,9 +92,9 @@ export class Scheduler {
     }
   }
 
-  /** Rejects every waiter (shutdown). */
-  rejectAll(svc: ServiceState): void {
-    for (const w of svc.queue.splice(0)) w.reject(unavailable('gateway is shutting down', 1));
+  /** Rejects every waiter (shutdown, or the service removed by a reload). */
+  rejectAll(svc: ServiceState, reason = 'gateway is shutting down'): void {
+    for (const w of svc.queue.splice(0)) w.reject(unavailable(reason, 1));
   }
 
   #hold(s: SessionEntry): void {
@@ -138,7 +138,7 @@ export class Scheduler {
           setTimeout(this.#o.poke, 25).unref();
           return this.#o.table.bind(svc, i, key);
         }
-      } else if (i.state !== 'stopping' && i.sessions.size < cfg.target) {
+      } else if (i.state !== 'stopping' && !i.retired && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
       }
     }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -223,5 +223,38 @@ describe('tether gateway (command line)', () => {
     assert.notEqual((await claimOnce(other)).claim, first.claim, 'another deployment, another name');
     const fromEnv = await claimOnce(other, { TETHER_CLAIM_SECRET: readFileSync(join(data, 'claim.secret'), 'utf8') });
     assert.equal(fromEnv.claim, first.claim, 'TETHER_CLAIM_SECRET overrides the file');
+  });
+
+  it('reloads its manifests on SIGHUP: a new service is served, a removed one is gone, a broken file changes nothing', async (t) => {
+    const file = await writeManifest(t, serviceYaml('first', {}));
+    const run = runCli(['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
+    t.after(() => run.child.kill('SIGKILL'));
+    const line = await waitFor(
+      'listening line',
+      () =>
+        run
+          .out()
+          .split('\n')
+          .find((l) => l.includes('gateway listening')),
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    const { publicUrl } = JSON.parse(line) as { publicUrl: string };
+    const status = async (name: string) => (await send(publicUrl, { host: `${name}.default.example.com` })).status;
+    assert.equal(await status('first'), 200);
+    await writeFile(file, serviceYaml('second', {}));
+    run.child.kill('SIGHUP');
+    await waitFor('reloaded', () => run.out().includes('services reloaded'), { timeoutMs: 10_000 });
+    assert.equal(await status('second'), 200);
+    assert.equal(await status('first'), 404);
+    await writeFile(file, serviceYaml('third', { 'serving.knative.dev/session-timeout': 'soon' }));
+    run.child.kill('SIGHUP');
+    await waitFor('reload refused', () => run.out().includes('reload failed'), { timeoutMs: 10_000 });
+    assert.match(run.out(), /document 1: .*session-timeout/);
+    assert.equal(await status('second'), 200, 'still serving what it had');
+    run.child.kill('SIGTERM');
+    const [code] = await once(run.child, 'exit');
+    assert.equal(code, 0);
   });
 });
