@@ -21,9 +21,9 @@ import { createFrontServer } from './proxy/front-server.ts';
 import { createHttpProxy } from './proxy/http-proxy.ts';
 import { sendSocketError } from './proxy/respond.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
+import type { ReloadResult } from './reload.ts';
 import { Router } from './router.ts';
 import { loadServices } from './services/load-services.ts';
-import type { ReloadResult } from './reload.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { sessionKeyPolicy } from './session-key.ts';
 
@@ -128,6 +128,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       'image is ignored by the local runtime',
     );
   }
+  // Checked before anything starts: a bad --trusted-proxies entry or short secret refuses to serve.
+  const keys = sessionKeyPolicy({
+    secret: options.sessionSecret,
+    signedByDefault: options.signedSessionKeys,
+    secureCookies: options.secureCookies,
+    trustedProxies: options.trustedProxies,
+  });
+  const claimName = options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret);
   const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs, stateDir: options.stateDir });
   const store = options.sessionStore ?? new MemorySessionStore();
   const core = createGatewayCore({
@@ -142,13 +150,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     maxInstances: options.maxInstances ?? 32,
     tickMs: options.reconcileIntervalMs ?? 200,
-    claimName: options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret),
-  });
-  const keys = sessionKeyPolicy({
-    secret: options.sessionSecret,
-    signedByDefault: options.signedSessionKeys,
-    secureCookies: options.secureCookies,
-    trustedProxies: options.trustedProxies,
+    claimName,
   });
   const { services, scheduler, metrics, reconcile } = core;
   const router = new Router(services);
@@ -201,8 +203,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   log.info({ publicUrl, adminUrl, services: services.map((s) => s.host) }, 'gateway listening');
 
   const path = options.services;
-  const readAgain =
-    options.reloadServices ?? (typeof path === 'string' ? () => loadServices(path) : undefined);
+  const readAgain = options.reloadServices ?? (typeof path === 'string' ? () => loadServices(path) : undefined);
   let reloading: Promise<unknown> = Promise.resolve();
   const reload = async (): Promise<ReloadResult> => {
     if (readAgain === undefined) throw new Error('this gateway was given parsed services: nothing to read again');

@@ -40,6 +40,20 @@ function runCli(
   return { child, out: () => out, err: () => err };
 }
 
+/** The URLs of the gateway `run` started, from its `gateway listening` log line. */
+async function listening(run: ReturnType<typeof runCli>): Promise<{ publicUrl: string; adminUrl: string }> {
+  const line = await waitFor(
+    'listening line',
+    () =>
+      run
+        .out()
+        .split('\n')
+        .find((l) => l.includes('gateway listening')),
+    { timeoutMs: 20_000 },
+  );
+  return JSON.parse(line) as { publicUrl: string; adminUrl: string };
+}
+
 describe('tether gateway (command line)', () => {
   it('is registered in bin/tether with its flags', async () => {
     const child = spawn(process.execPath, [resolve(ROOT, 'bin/tether'), 'gateway', '--help'], {
@@ -85,18 +99,7 @@ describe('tether gateway (command line)', () => {
   it('serves the example services, then on SIGTERM stops with every instance gone', async (t) => {
     const run = runCli(['--services', 'examples/services', '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
     t.after(() => run.child.kill('SIGKILL'));
-    const line = await waitFor(
-      'listening line',
-      () =>
-        run
-          .out()
-          .split('\n')
-          .find((l) => l.includes('gateway listening')),
-      {
-        timeoutMs: 20_000,
-      },
-    );
-    const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
+    const { publicUrl, adminUrl } = await listening(run);
     assert.match(run.out(), /image is ignored by the local runtime/);
     const r = await send(publicUrl, { host: 'ai-agent-delete.default.example.com', headers: { cookie: 'app=11' } });
     assert.equal(r.status, 200);
@@ -128,18 +131,6 @@ describe('tether gateway (command line)', () => {
       '--state-dir',
       stateDir,
     ];
-    const listening = async (run: ReturnType<typeof runCli>) => {
-      const line = await waitFor(
-        'listening line',
-        () =>
-          run
-            .out()
-            .split('\n')
-            .find((l) => l.includes('gateway listening')),
-        { timeoutMs: 20_000 },
-      );
-      return JSON.parse(line) as { adminUrl: string };
-    };
     const first = runCli(args);
     t.after(() => first.child.kill('SIGKILL'));
     const { adminUrl } = await listening(first);
@@ -184,18 +175,7 @@ describe('tether gateway (command line)', () => {
         env,
       );
       t.after(() => run.child.kill('SIGKILL'));
-      const line = await waitFor(
-        'listening line',
-        () =>
-          run
-            .out()
-            .split('\n')
-            .find((l) => l.includes('gateway listening')),
-        {
-          timeoutMs: 20_000,
-        },
-      );
-      const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
+      const { publicUrl, adminUrl } = await listening(run);
       assert.equal(
         (await send(publicUrl, { host: 'named.default.example.com', headers: { cookie: 'app=11' } })).status,
         200,
@@ -229,18 +209,7 @@ describe('tether gateway (command line)', () => {
     const file = await writeManifest(t, serviceYaml('first', {}));
     const run = runCli(['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
     t.after(() => run.child.kill('SIGKILL'));
-    const line = await waitFor(
-      'listening line',
-      () =>
-        run
-          .out()
-          .split('\n')
-          .find((l) => l.includes('gateway listening')),
-      {
-        timeoutMs: 20_000,
-      },
-    );
-    const { publicUrl } = JSON.parse(line) as { publicUrl: string };
+    const { publicUrl } = await listening(run);
     const status = async (name: string) => (await send(publicUrl, { host: `${name}.default.example.com` })).status;
     assert.equal(await status('first'), 200);
     await writeFile(file, serviceYaml('second', {}));
