@@ -1,6 +1,6 @@
 /**
  * The `Store` conformance suite: one `describe` per capability of `src/store/store.ts`, testing only
- * the interface's documented behaviour, so every driver (SQLite now, PostgreSQL later) runs it unchanged.
+ * the interface's documented behaviour, so every driver (SQLite, PostgreSQL) runs it unchanged.
  * Each test writes to fresh namespaces/tenants/key ids, so stores may be shared and need no cleanup.
  * The tests live in `conformance/`, one file per capability group; this entry runs them all.
  */
@@ -13,6 +13,7 @@ import { exportPurgeConformance } from './conformance/export-purge.ts';
 import { lifecycleConformance } from './conformance/lifecycle.ts';
 import { registryKeysConformance } from './conformance/registry-keys.ts';
 import { searchConformance } from './conformance/search.ts';
+import { writeFactsConformance } from './conformance/write-facts.ts';
 
 export { changeOf, freshNamespace, freshTenant, heldAll, makeEvent } from './conformance/helpers.ts';
 
@@ -39,6 +40,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
     beliefsLookupConformance(shared);
     exportPurgeConformance(shared);
     registryKeysConformance(shared);
+    writeFactsConformance(shared);
     lifecycleConformance(open);
   });
 }
