@@ -3,7 +3,7 @@
  * The bootstrap admin key (tenant `*`): from `TETHER_ADMIN_KEY`, else read from `<data>/admin.key`,
  * else minted on first start and written there with mode 0600. The key itself is never logged.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../store/store.ts';
 import { mintKey, parseKey } from './keys.ts';
@@ -39,8 +39,15 @@ export async function ensureAdminKey(
   }
   const minted = mintKey({ tenant: '*', note: 'bootstrap admin key', now, ...(key ? { fixedKey: key } : {}) });
   const existing = await store.getKey(minted.record.id);
-  if (!existing) await store.insertKey(minted.record);
-  else if (existing.hash !== minted.record.hash) throw new Error('the admin key id exists with another secret');
-  if (keyFile !== null && !existsSync(keyFile)) writeFileSync(keyFile, `${minted.key}\n`, { mode: 0o600 });
+  if (!existing) {
+    // Replicas sharing a store start at once with the same TETHER_ADMIN_KEY: one insert wins.
+    await store.insertKey(minted.record).catch(async (err: unknown) => {
+      if ((await store.getKey(minted.record.id))?.hash !== minted.record.hash) throw err;
+    });
+  } else if (existing.hash !== minted.record.hash) throw new Error('the admin key id exists with another secret');
+  if (keyFile !== null && !existsSync(keyFile)) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 }); // with PostgreSQL nothing else made the folder
+    writeFileSync(keyFile, `${minted.key}\n`, { mode: 0o600 });
+  }
   return { keyFile, keyId: minted.record.id };
 }

@@ -1,6 +1,7 @@
 /**
  * @module
- * Per-tenant registry versions: loads them from the store (cached), seeds a new tenant with the default
+ * Per-tenant registry versions: loads them from the store (cached until the store says another replica
+ * changed them: `forget`), seeds a new tenant with the default
  * registry (in force from time 0), records replacements as new versions, and answers "which rule
  * applied at time T". Called by the memory engine and the registry routes.
  */
@@ -44,12 +45,24 @@ export class RegistryBook {
           predicates: this.#defaults.map((d) => ({ ...d })),
         };
         await this.#store.appendRegistryVersion(first);
-        versions = [first];
+        // Read back: a replica sharing the store may have seeded the tenant at the same moment, and
+        // the store keeps one initial version.
+        versions = await this.#store.registryVersions(tenant);
       }
       const entry = { versions, registries: versions.map((v) => new Registry(v.predicates)) };
       this.#cache.set(tenant, entry);
       return entry;
     });
+  }
+
+  /** Drops the cached versions of `tenant` (another replica recorded a new one); the next use reloads. */
+  forget(tenant: string): void {
+    this.#cache.delete(tenant);
+  }
+
+  /** Drops every cached tenant (changes may have been missed). */
+  flush(): void {
+    this.#cache.clear();
   }
 
   /** The registry in force at `at` (epoch ms; default now). */

@@ -80,6 +80,19 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     collectDefaults: options.processMetrics,
   });
 
+  // What other replicas changed (PostgreSQL: LISTEN/NOTIFY) reaches this replica's caches.
+  const unsubscribe = store.subscribe?.((change) => {
+    metrics.storeChanges.inc({ kind: change.kind });
+    if (change.kind === 'key_revoked') keys.forget(change.id);
+    else if (change.kind === 'registry') registries.forget(change.tenant);
+    else if (change.kind === 'resync') {
+      keys.flush();
+      registries.flush();
+      metrics.cacheFlushes.inc();
+    }
+  });
+  app.addHook('onClose', async () => unsubscribe?.());
+
   installErrorHandlers(app);
   let closing = false;
   app.addHook('preClose', async () => {

@@ -115,7 +115,10 @@ export class PostgresStore implements Store {
   }
 
   /** A query on the pool, failures mapped by `storeError`. */
-  async #q<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  async #q<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     if (this.#closing) throw new Error('store is closed');
     try {
       return await this.#pool.query<R>(text, values);
