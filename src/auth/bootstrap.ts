@@ -3,8 +3,9 @@
  * The bootstrap admin key (tenant `*`): from `TETHER_ADMIN_KEY`, else read from `<data>/admin.key`,
  * else minted on first start and written there with mode 0600. The key itself is never logged.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir, restrictIfExists, writePrivateFile } from '../common/private-files.ts';
 import type { Store } from '../store/store.ts';
 import { mintKey, parseKey } from './keys.ts';
 
@@ -46,8 +47,8 @@ export async function ensureAdminKey(
     });
   } else if (existing.hash !== minted.record.hash) throw new Error('the admin key id exists with another secret');
   if (keyFile !== null && !existsSync(keyFile)) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 }); // with PostgreSQL nothing else made the folder
-    writeFileSync(keyFile, `${minted.key}\n`, { mode: 0o600 });
-  }
+    ensurePrivateDir(dataDir); // with PostgreSQL nothing else made the folder
+    writePrivateFile(keyFile, `${minted.key}\n`);
+  } else if (keyFile !== null) restrictIfExists(keyFile);
   return { keyFile, keyId: minted.record.id };
 }

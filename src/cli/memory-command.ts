@@ -30,6 +30,7 @@ export interface MemoryFlags {
   allowedNamespaces?: string;
   allowedServiceAccounts?: string;
   kubernetesTimeout: string;
+  metricsToken?: string;
 }
 
 const env = process.env;
@@ -94,6 +95,11 @@ export function registerMemoryCommand(program: Command): void {
       'timeout of each call to the API server, at most 10s (TETHER_KUBERNETES_TIMEOUT)',
       env.TETHER_KUBERNETES_TIMEOUT ?? '5s',
     )
+    .option(
+      '--metrics-token <token>',
+      '/metrics needs Authorization: Bearer <token>, and then also shows event counts (TETHER_METRICS_TOKEN)',
+      env.TETHER_METRICS_TOKEN,
+    )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
       const port = Number(flags.port);
@@ -109,6 +115,7 @@ export function registerMemoryCommand(program: Command): void {
         log,
         adminKey: env.TETHER_ADMIN_KEY,
         keyCacheTtlMs: parseDuration(flags.keyCacheTtl),
+        metricsToken: flags.metricsToken || undefined,
         plugins: kubernetesPlugins(flags, log),
       }).catch(async (err: unknown) => {
         await store?.close();

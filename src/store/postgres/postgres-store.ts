@@ -8,6 +8,23 @@
  */
 import pg from 'pg';
 import { indexTerms } from '../index-words.ts';
+import type {
+  Fence,
+  Fenced,
+  LeaseAcquire,
+  LeaseRecord,
+  MilestoneRecord,
+  OutputInfo,
+  OutputRecord,
+  PointerRecord,
+  ResumeExportQuery,
+  ResumeRecordLine,
+  ResumeWrite,
+  ResumeWriteResult,
+  TurnQuery,
+  TurnRecord,
+  WorkingStateRecord,
+} from '../resume-types.ts';
 import { type BeliefRow, type EventRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
 import type {
   BeliefChange,
@@ -49,6 +66,7 @@ import {
   readFactHeads,
   readGroupEvents,
 } from './queries.ts';
+import { PostgresResumeTables } from './resume-tables.ts';
 
 /** Options for `openPostgresStore`. */
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
@@ -86,10 +104,12 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #listener: ChangeListener;
   readonly #listeners = new Set<(change: StoreChange) => void>();
+  readonly #resume: PostgresResumeTables;
   #closing: Promise<void> | null = null;
 
   constructor(pool: pg.Pool, config: pg.PoolConfig, onState?: PostgresStoreOptions['onChannelState']) {
     this.#pool = pool;
+    this.#resume = new PostgresResumeTables(pool, (work) => this.#tx(work));
     this.#listener = new ChangeListener({
       config: { ...config, query_timeout: undefined },
       onChange: (c) => {
@@ -308,6 +328,7 @@ export class PostgresStore implements Store {
       await lockNamespace(c, namespace);
       const erased = await c.query('DELETE FROM events WHERE namespace = $1', [namespace]);
       await c.query('DELETE FROM beliefs WHERE namespace = $1', [namespace]);
+      await this.#resume.purge(c, namespace);
       await notify(c, { kind: 'purged', namespace });
       return erased.rowCount ?? 0;
     });
@@ -383,6 +404,60 @@ export class PostgresStore implements Store {
       [at, id, CHANGES_CHANNEL],
     );
     return (res.rowCount ?? 0) > 0;
+  }
+
+  // Leases and resume records: resume-tables.ts; failures mapped as every other call.
+  acquireLease(r: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire> {
+    return this.#read(() => this.#resume.acquire(r));
+  }
+  renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
+    return this.#read(() => this.#resume.renew(fence, ttlMs));
+  }
+  releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>> {
+    return this.#read(() => this.#resume.release(fence));
+  }
+  getLease(namespace: string): Promise<LeaseRecord | null> {
+    return this.#read(() => this.#resume.lease(namespace));
+  }
+  writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>> {
+    return this.#read(() => this.#resume.write(fence, writes));
+  }
+  importResume(records: ResumeRecordLine[]): Promise<number> {
+    return this.#read(() => this.#resume.import(records));
+  }
+  workingState(namespace: string): Promise<WorkingStateRecord | null> {
+    return this.#read(() => this.#resume.workingState(namespace));
+  }
+  workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
+    return this.#read(() => this.#resume.workingStateHistory(namespace, limit, beforeVersion));
+  }
+  milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
+    return this.#read(() => this.#resume.milestones(namespace, limit));
+  }
+  turns(query: TurnQuery): Promise<TurnRecord[]> {
+    return this.#read(() => this.#resume.turns(query));
+  }
+  countTurns(namespace: string): Promise<number> {
+    return this.#read(() => this.#resume.count('turns', namespace));
+  }
+  output(namespace: string, ref: string): Promise<OutputRecord | null> {
+    return this.#read(() => this.#resume.output(namespace, ref));
+  }
+  outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
+    return this.#read(() => this.#resume.outputs(namespace, limit));
+  }
+  countOutputs(namespace: string): Promise<number> {
+    return this.#read(() => this.#resume.count('outputs', namespace));
+  }
+  pointers(namespace: string): Promise<PointerRecord[]> {
+    return this.#read(() => this.#resume.pointers(namespace));
+  }
+  async *exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
+    try {
+      yield* this.#resume.export(query);
+    } catch (err) {
+      throw storeError(err);
+    }
   }
 
   async countEvents(namespace?: string): Promise<number> {
