@@ -2,7 +2,8 @@
  * Two `tether memory --store postgres` replicas (real processes) on one real PostgreSQL: one truth.
  * Read-your-writes across them, concurrent remembers stored once, concurrent values of one single
  * fact leaving exactly the newest, search across replicas, and revocations and registry changes
- * applied on the other replica within 1 s (the key cache TTL is 30 s: only the notification can).
+ * applied on the other replica within 1 s (the key cache TTL is 30 s: only the notification can), and
+ * one lease holder per epoch.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -160,5 +161,29 @@ describe('two memory replicas on one PostgreSQL', () => {
       return r.status === 200;
     });
     assert.ok(took <= 1000, `applied after ${took} ms`);
+  });
+
+  it('gives one holder per epoch to 100 concurrent lease acquires over both replicas', async () => {
+    const { key } = await agent();
+    let lastEpoch = 0;
+    for (let round = 0; round < 2; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          (i % 2 ? a : b).call('POST', '/v1/lease/acquire', key, { holder: `h${round}-${i}`, ttl_ms: 60_000 }),
+        ),
+      );
+      const won = answers.filter((r) => r.status === 200);
+      assert.equal(won.length, 1, JSON.stringify(answers.map((r) => r.status)));
+      const lease = won[0]?.body;
+      assert.ok(lease.epoch > lastEpoch, 'epochs only grow');
+      lastEpoch = lease.epoch;
+      for (const r of answers.filter((x) => x.status !== 200)) {
+        assert.equal(r.status, 409);
+        assert.equal(r.body.error.code, 'lease_held');
+      }
+      // Released on the other replica than the one that granted it: the next round starts free.
+      const released = await a.call('POST', '/v1/lease/release', key, { epoch: lease.epoch });
+      assert.equal(released.status, 200, JSON.stringify(released.body));
+    }
   });
 });

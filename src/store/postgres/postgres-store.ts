@@ -25,7 +25,7 @@ import type {
   TurnRecord,
   WorkingStateRecord,
 } from '../resume-types.ts';
-import { type BeliefRow, type EventRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
 import type {
   BeliefChange,
   BeliefQuery,
@@ -54,6 +54,15 @@ import {
   poolConfig,
   storeError,
 } from './connection.ts';
+import {
+  deleteExpired,
+  insertKeyRow,
+  insertRegistryVersion,
+  readKey,
+  readKeys,
+  readRegistryVersions,
+  revokeKeyRow,
+} from './key-registry.ts';
 import { lockFacts, lockNamespace } from './locks.ts';
 import { migrate } from './migrations.ts';
 import {
@@ -334,76 +343,30 @@ export class PostgresStore implements Store {
     });
   }
 
-  async registryVersions(tenant: string): Promise<RegistryVersion[]> {
-    const res = await this.#q<{ id: string; tenant: string; recorded_at: number; predicates: string }>(
-      'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = $1 ORDER BY recorded_at, id',
-      [tenant],
-    );
-    return res.rows.map((r) => ({
-      id: r.id,
-      tenant: r.tenant,
-      recordedAt: r.recorded_at,
-      predicates: JSON.parse(r.predicates),
-    }));
+  // Registry versions and keys: key-registry.ts.
+  registryVersions(tenant: string): Promise<RegistryVersion[]> {
+    return this.#read((db) => readRegistryVersions(db, tenant));
   }
-
   async appendRegistryVersion(version: RegistryVersion): Promise<void> {
     await this.#tx(async (c) => {
-      // A tenant's initial version (recordedAt 0) may be seeded by two replicas at once: one is kept.
-      const initial = version.recordedAt === 0 ? 'ON CONFLICT (tenant, recorded_at) DO NOTHING' : '';
-      await c.query(
-        `INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES ($1, $2, $3, $4) ${initial}`,
-        [version.id, version.tenant, version.recordedAt, JSON.stringify(version.predicates)],
-      );
+      await insertRegistryVersion(c, version);
       await notify(c, { kind: 'registry', tenant: version.tenant });
     });
   }
-
-  async insertKey(key: KeyRecord): Promise<void> {
-    await this.#q(
-      `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        key.id,
-        key.hash,
-        key.tenant,
-        key.agent,
-        key.session,
-        key.admin ? 1 : 0,
-        key.note,
-        key.createdAt,
-        key.expiresAt,
-        key.revokedAt,
-      ],
-    );
+  insertKey(key: KeyRecord): Promise<void> {
+    return this.#read((db) => insertKeyRow(db, key));
   }
-
-  async getKey(id: string): Promise<KeyRecord | null> {
-    const res = await this.#q<KeyRow>('SELECT * FROM keys WHERE id = $1', [id]);
-    return res.rows[0] ? keyFromRow(res.rows[0]) : null;
+  getKey(id: string): Promise<KeyRecord | null> {
+    return this.#read((db) => readKey(db, id));
   }
-
-  async listKeys(tenant: string): Promise<KeyRecord[]> {
-    const res =
-      tenant === '*'
-        ? await this.#q<KeyRow>('SELECT * FROM keys ORDER BY created_at, id')
-        : await this.#q<KeyRow>('SELECT * FROM keys WHERE tenant = $1 ORDER BY created_at, id', [tenant]);
-    return res.rows.map(keyFromRow);
+  listKeys(tenant: string): Promise<KeyRecord[]> {
+    return this.#read((db) => readKeys(db, tenant));
   }
-
-  async deleteExpiredKeys(before: number): Promise<number> {
-    const res = await this.#q('DELETE FROM keys WHERE expires_at IS NOT NULL AND expires_at < $1', [before]);
-    return res.rowCount ?? 0;
+  deleteExpiredKeys(before: number): Promise<number> {
+    return this.#read((db) => deleteExpired(db, before));
   }
-
-  async revokeKey(id: string, at: number): Promise<boolean> {
-    // One statement: the revocation and its notification commit together.
-    const res = await this.#q(
-      `WITH u AS (UPDATE keys SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 RETURNING id)
-       SELECT pg_notify($3, json_build_object('kind', 'key_revoked', 'id', u.id)::text) FROM u`,
-      [at, id, CHANGES_CHANNEL],
-    );
-    return (res.rowCount ?? 0) > 0;
+  revokeKey(id: string, at: number): Promise<boolean> {
+    return this.#read((db) => revokeKeyRow(db, id, at));
   }
 
   // Leases and resume records: resume-tables.ts; failures mapped as every other call.
