@@ -66,6 +66,23 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Servers still running, stopped if this process exits (a killed test run leaves no PostgreSQL behind). */
+const running = new Set<ChildProcess>();
+let exitHooked = false;
+function stopAllOnExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once('exit', () => {
+    for (const c of running) c.kill('SIGINT');
+  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      for (const c of running) c.kill('SIGINT');
+      process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+    });
+  }
+}
+
 /** Starts a fresh PostgreSQL. */
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = postgresBinDir();
@@ -124,6 +141,9 @@ export async function startPostgres(): Promise<TestPostgres> {
       'max_connections=200',
     ];
     const proc = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
+    stopAllOnExit();
+    running.add(proc);
+    proc.once('exit', () => running.delete(proc));
     let stderr = '';
     proc.stderr?.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-4000);
