@@ -1,21 +1,26 @@
 /**
  * @module
- * `tether memory`: the memory server on its embedded store. Flags have env equivalents
- * (`TETHER_HOST`, `TETHER_PORT`, `TETHER_DATA`, …). Stops gracefully on SIGTERM/SIGINT within 10 s.
+ * `tether memory`: the memory server on its embedded store (SQLite) or on PostgreSQL shared by
+ * replicas (`--store postgres`). Flags have env equivalents (`TETHER_HOST`, `TETHER_PORT`, `TETHER_DATA`, …). Stops gracefully on SIGTERM/SIGINT within 10 s.
  */
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { startMemoryServer } from '../server/standalone.ts';
+import { maskUrl } from '../store/postgres/connection.ts';
 import { kubernetesPlugins } from './kubernetes-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
+import { openStoreOption } from './store-option.ts';
 
 /** Memory server flags after parsing. */
 export interface MemoryFlags {
   host: string;
   port: string;
   data: string;
+  store: string;
+  postgresUrl?: string;
+  poolSize: string;
   registry: string;
   keyCacheTtl: string;
   kubeconfig?: string;
@@ -49,6 +54,17 @@ export function registerMemoryCommand(program: Command): void {
     .option('--host <host>', 'address to listen on (TETHER_HOST)', env.TETHER_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on (TETHER_PORT)', env.TETHER_PORT ?? '8080')
     .option('--data <dir>', 'data folder: SQLite file and admin.key (TETHER_DATA)', env.TETHER_DATA ?? '.tether/memory')
+    .option('--store <kind>', 'where memory is kept: sqlite or postgres (TETHER_STORE)', env.TETHER_STORE ?? 'sqlite')
+    .option(
+      '--postgres-url <url>',
+      'postgres://user:pass@host:port/db, with --store postgres (TETHER_POSTGRES_URL)',
+      env.TETHER_POSTGRES_URL,
+    )
+    .option(
+      '--pool-size <n>',
+      'PostgreSQL connections of this replica (TETHER_POSTGRES_POOL_SIZE)',
+      env.TETHER_POSTGRES_POOL_SIZE ?? '10',
+    )
     .option(
       '--registry <name|file>',
       'default registry for new tenants (TETHER_REGISTRY)',
@@ -120,10 +136,12 @@ export function registerMemoryCommand(program: Command): void {
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new Error(`--port must be 0..65535: got ${flags.port}`);
+      const store = await openStoreOption(flags, log);
       const running = await startMemoryServer({
         host: flags.host,
         port,
         dataDir: flags.data,
+        store,
         defaultRegistry: loadRegistryOption(flags.registry),
         log,
         adminKey: env.TETHER_ADMIN_KEY,
@@ -136,13 +154,18 @@ export function registerMemoryCommand(program: Command): void {
         maxScanEvents: Math.max(1, count('--max-scan-events', flags.maxScanEvents)),
         maxBodyBytesInWork: Math.max(1, count('--body-bytes-in-work', flags.bodyBytesInWork)),
         plugins: kubernetesPlugins(flags, log),
+      }).catch(async (err: unknown) => {
+        await store?.close();
+        throw err;
       });
+      const where = flags.postgresUrl && store ? maskUrl(flags.postgresUrl) : undefined;
       log.info(
-        { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind },
+        { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind, database: where },
         'memory server listening',
       );
       process.stdout.write(
         `Tether memory server listening on ${running.url}\n` +
+          (where ? `Store: PostgreSQL ${where}\n` : '') +
           (running.adminKeyFile ? `Admin key file: ${running.adminKeyFile}\n` : 'Admin key: from TETHER_ADMIN_KEY\n'),
       );
       onShutdown(log, () => running.close());

@@ -128,6 +128,19 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     storeFigures: options.metricsToken !== undefined,
   });
 
+  // What other replicas changed (PostgreSQL: LISTEN/NOTIFY) reaches this replica's caches.
+  const unsubscribe = store.subscribe?.((change) => {
+    metrics.storeChanges.inc({ kind: change.kind });
+    if (change.kind === 'key_revoked') keys.forget(change.id);
+    else if (change.kind === 'registry') registries.invalidate(change.tenant);
+    else if (change.kind === 'resync') {
+      keys.flush();
+      registries.flush();
+      metrics.cacheFlushes.inc();
+    }
+  });
+  app.addHook('onClose', async () => unsubscribe?.());
+
   const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
 
   const routes: RegisteredRoute[] = [];
