@@ -16,7 +16,7 @@ describe('examples/resume: crash and resume', () => {
   });
   after(() => server.close());
 
-  // A 3 s lease: long enough for a loaded machine to renew it (every 1 s), short for the test's wait.
+  // A 6 s lease: long enough for a loaded machine to renew it (every 2 s), short enough for the test's wait.
   it('continues at step 3 after a SIGKILL and redoes nothing', async () => {
     const { key, events } = await runCrashAndResume({
       url: server.url,
