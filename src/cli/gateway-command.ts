@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { startGateway } from '../gateway/gateway.ts';
+import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { onShutdown } from './shutdown.ts';
 
@@ -25,6 +26,7 @@ interface GatewayFlags {
   adminToken?: string;
   maxInstances: string;
   stateDir?: string;
+  isolation: string;
 }
 
 /** Registers `tether gateway`. */
@@ -46,13 +48,27 @@ export function registerGatewayCommand(program: Command): void {
       '--admin-token <token>',
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
     )
+    .option(
+      '--isolation <mode>',
+      'auto | namespaces | none: how instances are sandboxed (none by default: production runs on Kubernetes)',
+      'none',
+    )
     .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
     .action(async (flags: GatewayFlags) => {
       if (flags.sessionStore !== 'memory') {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
       }
       const log = createLogger({ name: 'tether-gateway' });
+      const requested = parseIsolationMode(flags.isolation);
+      const isolation = await createIsolation({
+        requested,
+        why: requested === 'none' ? 'the default of tether gateway, whose production home is Kubernetes' : 'asked for',
+        hidden: flags.stateDir ? [flags.stateDir] : [],
+        dir: defaultSandboxDir(),
+        log,
+      });
       const gateway = await startGateway({
+        isolation,
         services: flags.services,
         port: port('--port', flags.port),
         host: flags.host,

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../common/log.ts';
+import { parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { startLocalPlatform } from '../up/platform.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
@@ -21,6 +22,7 @@ interface UpFlags {
   adminPort: string;
   domain: string;
   registry: string;
+  isolation?: string;
 }
 
 function port(text: string, flag: string): number {
@@ -45,6 +47,7 @@ export function registerUpCommand(program: Command): void {
     .option('--admin-port <n>', 'gateway admin port (always 127.0.0.1)', '8082')
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
+    .option('--isolation <mode>', 'auto | namespaces | none: how instances are sandboxed (default: auto)')
     .action(async (flags: UpFlags) => {
       const log = createLogger({ name: 'tether-up' });
       const platform = await startLocalPlatform({
@@ -57,6 +60,7 @@ export function registerUpCommand(program: Command): void {
         domain: flags.domain,
         defaultRegistry: loadRegistryOption(flags.registry),
         adminKey: process.env.TETHER_ADMIN_KEY,
+        isolation: flags.isolation === undefined ? undefined : parseIsolationMode(flags.isolation),
         log,
       });
       const gw = platform.gateway.publicUrl;
@@ -66,6 +70,7 @@ export function registerUpCommand(program: Command): void {
           'Tether is up.',
           `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
           `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
+          `  isolation       ${platform.isolation}${platform.isolation === 'none' ? '   (instances are plain processes of this user: README, Security notes)' : ''}`,
           '',
           'Try an agent with memory (same cookie = same session; it remembers across instances):',
           `  curl -s -H 'Host: memory-agent.default.${flags.domain}' -H 'Cookie: agent=alice' ${gw}/`,

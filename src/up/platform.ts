@@ -14,6 +14,8 @@ import { type Clock, systemClock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
+import { createIsolation, defaultSandboxDir, type IsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import { type RunningMemoryServer, startMemoryServer } from '../server/standalone.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
@@ -47,6 +49,10 @@ export interface LocalPlatformOptions {
   /** Passed to the gateway (tests use short ones). */
   queueTimeoutMs?: number;
   graceMs?: number;
+  /** How instances are isolated. @default 'auto' (namespaces when the machine allows, else plain processes) */
+  isolation?: IsolationMode;
+  /** Where isolated instances keep their work folders. @default `<tmpdir>/tether-sandboxes-<user>` */
+  sandboxDir?: string;
   log: Logger;
   clock?: Clock;
 }
@@ -56,6 +62,8 @@ export interface LocalPlatform {
   memory: RunningMemoryServer;
   gateway: Gateway;
   authority: AuthorityApiServer;
+  /** The isolation in force. */
+  isolation: 'namespaces' | 'none';
   /** Stops the gateway (and every instance), then the memory server and the authority. Safe twice. */
   close(): Promise<void>;
 }
@@ -77,6 +85,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
   let memory: RunningMemoryServer | undefined;
+  let isolation: Isolation | undefined;
   try {
     memory = await startMemoryServer({
       host: o.host ?? '127.0.0.1',
@@ -97,7 +106,17 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
         log,
       ),
     });
-    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs }), {
+    // Instances see nothing of the data folder (memory, admin key, authority, tokens), even when it lies
+    // inside a folder they read (the default .tether is inside the checkout the example agents run from).
+    isolation = await createIsolation({
+      requested: o.isolation ?? 'auto',
+      why: o.isolation ? 'asked for' : 'the default of tether up',
+      memoryUrl: memory.url,
+      hidden: [dataDir],
+      dir: o.sandboxDir ?? defaultSandboxDir(),
+      log,
+    });
+    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs, isolation }), {
       authority,
       namespaceOf,
       tokenDir: join(dataDir, 'instances'),
@@ -124,6 +143,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       memory: mem,
       gateway,
       authority: api,
+      isolation: isolation ? isolation.mode : 'none',
       close() {
         closing ??= (async () => {
           await gateway.close();
@@ -134,6 +154,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       },
     };
   } catch (err) {
+    await isolation?.close();
     await memory?.close();
     await api.close();
     throw err;
