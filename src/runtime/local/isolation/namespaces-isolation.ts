@@ -7,6 +7,8 @@
  * network namespace, uid or cgroups) is left out, as choose-isolation.ts reported at start.
  * Used by local-runtime.ts through sandbox.ts.
  */
+
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -19,35 +21,22 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { Logger } from '../../../common/log.ts';
 import type { InstanceSpec } from '../../runtime.ts';
 import { chooseRange, SLOTS, type SlotPlan, slotPlan } from './address-plan.ts';
 import { type CgroupLayout, InstanceCgroup, removeCgroupParents } from './cgroups.ts';
 import { Fence, type MemoryRoute, reapFences } from './fence.ts';
-import {
-  bwrapArgs,
-  commandFiles,
-  isInside,
-  type Mask,
-  type SystemEntry,
-  TOKEN_DIR,
-  WORK_DIR,
-} from './filesystem-view.ts';
+import { commandFiles, type SystemEntry } from './filesystem-view.ts';
 import type { HostCapabilities } from './host-probe.ts';
+import { NamespacesSandbox, SANDBOX_PORT } from './namespaces-sandbox.ts';
 import { createNetwork, destroyNetwork, hostNetworks, reserveSlot, SlotTakenError } from './network.ts';
-import type { Isolation, LaunchPlan, Sandbox } from './sandbox.ts';
+import type { Isolation, Sandbox } from './sandbox.ts';
 import { projectToken } from './token-projection.ts';
 
-/** The port an instance listens on inside its own network namespace. */
-export const SANDBOX_PORT = 8080;
 /** pids limit when the container sets none (a fork bomb stops there). */
 export const DEFAULT_PIDS = 1024;
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
-/** Joins the cgroups given as arguments, then becomes the command: nothing runs before it is inside them. */
-const JOIN_CGROUPS =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
-const OOM_CHECK_MS = 250;
 
 /** Options of `NamespacesIsolation.create`. */
 export interface NamespacesIsolationOptions {
@@ -80,6 +69,14 @@ export class NamespacesIsolation implements Isolation {
   readonly #fence: Fence | undefined;
   readonly #memory: { url: URL; route: MemoryRoute } | undefined;
   #nextSlot = Math.floor(Math.random() * SLOTS);
+  readonly #live = new Set<NamespacesSandbox>();
+  /** Backstop for an exit without close(): kill, drop networks and the fence now; the next runtime reaps the rest. */
+  readonly #exitSync = () => {
+    for (const s of this.#live) s.abandonSync();
+    if (this.#fence && this.#o.caps.tools.nft) {
+      spawnSync(this.#o.caps.tools.nft, ['delete', 'table', 'inet', this.#fence.table], { timeout: 2000 });
+    }
+  };
 
   private constructor(o: NamespacesIsolationOptions, range: string | undefined, fence: Fence | undefined) {
     this.#o = o;
@@ -87,6 +84,7 @@ export class NamespacesIsolation implements Isolation {
     this.#fence = fence;
     this.#system = systemEntries();
     this.#memory = memoryRoute(o.memoryUrl);
+    process.on('exit', this.#exitSync);
   }
 
   /** Reaps what dead runtimes left, picks the address range, creates this runtime's fence. */
@@ -140,7 +138,7 @@ export class NamespacesIsolation implements Isolation {
         cleanup.push(() => projection.close());
         tokenDir = projection.dir;
       }
-      return new NamespacesSandbox({
+      const sandbox: NamespacesSandbox = new NamespacesSandbox({
         spec,
         plan,
         uid,
@@ -159,8 +157,10 @@ export class NamespacesIsolation implements Isolation {
         hidden: this.#o.hidden,
         tools: this.#o.caps.tools,
         log: this.#o.log,
-        cleanup,
+        cleanup: [...cleanup, () => void this.#live.delete(sandbox)],
       });
+      this.#live.add(sandbox);
+      return sandbox;
     } catch (err) {
       for (const c of cleanup.reverse()) await c();
       throw err;
@@ -168,6 +168,7 @@ export class NamespacesIsolation implements Isolation {
   }
 
   async close(): Promise<void> {
+    process.off('exit', this.#exitSync);
     await this.#fence?.close();
     if (this.#o.caps.cgroups) removeCgroupParents(this.#o.caps.cgroups);
   }
@@ -216,135 +217,6 @@ export class NamespacesIsolation implements Isolation {
     return [...wanted, ...(spec.sandbox?.readOnlyPaths ?? [])].filter((p) => existsSync(p));
   }
 }
-
-interface SandboxParts {
-  spec: InstanceSpec;
-  plan: SlotPlan | undefined;
-  uid: number | undefined;
-  cgroup: InstanceCgroup | undefined;
-  view: Parameters<typeof bwrapArgs>[0];
-  memory: { from: URL; to: string } | undefined;
-  hidden: readonly string[];
-  tools: HostCapabilities['tools'];
-  log: Logger;
-  cleanup: Array<() => Promise<void> | void>;
-}
-
-class NamespacesSandbox implements Sandbox {
-  readonly host: string;
-  readonly port: number;
-  readonly #p: SandboxParts;
-  #pid = 0;
-  #oomTimer: NodeJS.Timeout | undefined;
-  #released: Promise<void> | undefined;
-
-  constructor(p: SandboxParts) {
-    this.#p = p;
-    this.host = p.plan?.instanceIp ?? '127.0.0.1';
-    this.port = p.plan ? SANDBOX_PORT : 0;
-  }
-
-  launch(argv: readonly string[], env: Record<string, string>): LaunchPlan {
-    const p = this.#p;
-    const view = { ...p.view, masks: masksWithin(p.hidden, [...p.view.readOnly, ...p.view.system.map((s) => s.path)]) };
-    const e: Record<string, string> = { ...env, HOME: WORK_DIR, TMPDIR: '/tmp', TETHER_WORK_DIR: WORK_DIR };
-    if (p.spec.tokenFile) e.TETHER_TOKEN_FILE = `${TOKEN_DIR}/${basename(p.spec.tokenFile)}`;
-    if (p.memory && e.TETHER_URL && sameOrigin(e.TETHER_URL, p.memory.from)) e.TETHER_URL = p.memory.to;
-    const { sh, bwrap, nsenter, setpriv } = p.tools;
-    const inner = [bwrap as string, ...bwrapArgs(view), '--', ...argv];
-    const withUid =
-      p.uid === undefined
-        ? inner
-        : [setpriv as string, `--reuid=${p.uid}`, `--regid=${p.uid}`, '--clear-groups', '--', ...inner];
-    const withNet = p.plan ? [nsenter as string, `--net=/run/netns/${p.plan.netns}`, '--', ...withUid] : withUid;
-    const procs = p.cgroup?.procsFiles ?? [];
-    return {
-      file: sh as string,
-      args: ['-c', JOIN_CGROUPS, 'tether-sandbox', String(procs.length), ...procs, ...withNet],
-      env: e,
-      cwd: p.spec.workingDir,
-    };
-  }
-
-  spawned(pid: number): void {
-    this.#pid = pid;
-    const cg = this.#p.cgroup;
-    if (!cg) return;
-    // v1 kills only the process the kernel chose; an instance over its memory goes as a whole.
-    this.#oomTimer = setInterval(() => {
-      if (cg.oomKills() === 0) return;
-      clearInterval(this.#oomTimer);
-      const limit = this.#p.spec.sandbox?.limits.memoryBytes;
-      this.#p.log.warn(
-        { instance: this.#p.spec.name, limitBytes: limit },
-        'instance exceeded its memory limit: killed',
-      );
-      this.signal('SIGKILL');
-    }, OOM_CHECK_MS);
-    this.#oomTimer.unref();
-  }
-
-  async pause(): Promise<void> {
-    const cg = this.#p.cgroup;
-    if (cg?.canFreeze) await cg.freeze();
-    else this.#signalAll('SIGSTOP');
-  }
-
-  async resume(): Promise<void> {
-    const cg = this.#p.cgroup;
-    if (cg?.canFreeze) await cg.thaw();
-    else this.#signalAll('SIGCONT');
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.#signalAll(signal);
-    if (signal === 'SIGTERM' || signal === 'SIGKILL') {
-      this.#p.cgroup?.thawNow();
-      if (!this.#p.cgroup?.canFreeze) this.#signalAll('SIGCONT');
-    }
-  }
-
-  release(): Promise<void> {
-    this.#released ??= (async () => {
-      clearInterval(this.#oomTimer);
-      this.#p.cgroup?.signal('SIGKILL');
-      for (const c of [...this.#p.cleanup].reverse()) {
-        try {
-          await c();
-        } catch (err) {
-          this.#p.log.warn({ instance: this.#p.spec.name, err: (err as Error).message }, 'sandbox cleanup failed');
-        }
-      }
-    })();
-    return this.#released;
-  }
-
-  #signalAll(signal: NodeJS.Signals): void {
-    this.#p.cgroup?.signal(signal);
-    if (this.#pid > 0) {
-      try {
-        process.kill(-this.#pid, signal);
-      } catch {
-        // group gone
-      }
-    }
-  }
-}
-
-/** The hidden paths that exist and lie inside something the view shows (elsewhere they are unseen anyway). */
-function masksWithin(hidden: readonly string[], shown: readonly string[]): Mask[] {
-  const out: Mask[] = [];
-  for (const h of hidden) {
-    if (!shown.some((s) => isInside(h, s))) continue;
-    try {
-      out.push({ path: h, kind: lstatSync(h).isDirectory() ? 'dir' : 'file' });
-    } catch {
-      // does not exist: nothing to hide
-    }
-  }
-  return out;
-}
-
 /** The system folders of this machine as they are (merged /usr symlinks kept as symlinks). */
 function systemEntries(): SystemEntry[] {
   const out: SystemEntry[] = [];
@@ -376,14 +248,6 @@ function reachable(url: URL, plan: SlotPlan): string {
   const u = new URL(url.href);
   u.hostname = plan.hostIp;
   return u.href.replace(/\/$/, '');
-}
-
-function sameOrigin(a: string, b: URL): boolean {
-  try {
-    return new URL(a).origin === b.origin;
-  } catch {
-    return false;
-  }
 }
 
 function isAlive(pid: number): boolean {
