@@ -98,6 +98,7 @@ export class NamespacesIsolation implements Isolation {
     const nets = await hostNetworks(ip);
     const range = chooseRange(nets);
     const fence = await Fence.create(nft, nets);
+    o.log.info({ range, table: `inet ${fence.table}` }, 'instance networks and their fence');
     return new NamespacesIsolation(o, range, fence);
   }
 
