@@ -4,9 +4,11 @@
  * cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
  * document and field and the command exits non-zero before serving anything.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
+import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
@@ -27,6 +29,10 @@ interface GatewayFlags {
   maxInstances: string;
   stateDir?: string;
   isolation: string;
+  data: string;
+  signedSessionKeys?: boolean;
+  secureCookies?: boolean;
+  trustedProxies?: string;
 }
 
 /** Registers `tether gateway`. */
@@ -54,6 +60,20 @@ export function registerGatewayCommand(program: Command): void {
       'none',
     )
     .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
+    .option(
+      '--data <dir>',
+      'folder of claim.secret and session.secret, generated on first start (0600); TETHER_CLAIM_SECRET and TETHER_SESSION_SECRET override them',
+      '.tether/gateway',
+    )
+    .option(
+      '--signed-session-keys',
+      'services without tether.dev/signed-session-keys accept only keys the gateway issued',
+    )
+    .option('--secure-cookies', "every new session's Set-Cookie gets Secure (TLS ends in front of the gateway)")
+    .option(
+      '--trusted-proxies <list>',
+      'IPs/CIDRs whose X-Forwarded-Proto: https makes the cookie Secure (comma-separated)',
+    )
     .action(async (flags: GatewayFlags) => {
       if (flags.sessionStore !== 'memory') {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
@@ -63,10 +83,13 @@ export function registerGatewayCommand(program: Command): void {
       const isolation = await createIsolation({
         requested,
         why: requested === 'none' ? 'the default of tether gateway, whose production home is Kubernetes' : 'asked for',
-        hidden: flags.stateDir ? [flags.stateDir] : [],
+        hidden: [resolve(flags.data), ...(flags.stateDir ? [resolve(flags.stateDir)] : [])],
         dir: defaultSandboxDir(),
         log,
       });
+      const secrets = loadDeploymentSecrets(flags.data);
+      for (const file of secrets.created)
+        log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
       const gateway = await startGateway({
         isolation,
         services: flags.services,
@@ -80,6 +103,11 @@ export function registerGatewayCommand(program: Command): void {
         stateDir: flags.stateDir,
         maxInstances: positive('--max-instances', flags.maxInstances),
         adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
+        claimSecret: secrets.claimSecret,
+        sessionSecret: secrets.sessionSecret,
+        signedSessionKeys: flags.signedSessionKeys ?? false,
+        secureCookies: flags.secureCookies ?? false,
+        trustedProxies: flags.trustedProxies?.split(',') ?? [],
         sessionStore: new MemorySessionStore(),
         log,
       });

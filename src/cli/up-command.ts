@@ -23,6 +23,7 @@ interface UpFlags {
   domain: string;
   registry: string;
   isolation?: string;
+  signedSessionKeys?: boolean;
 }
 
 function port(text: string, flag: string): number {
@@ -48,6 +49,10 @@ export function registerUpCommand(program: Command): void {
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
     .option('--isolation <mode>', 'auto | namespaces | none: how instances are sandboxed (default: auto)')
+    .option(
+      '--signed-session-keys',
+      'services without tether.dev/signed-session-keys accept only keys the gateway issued',
+    )
     .action(async (flags: UpFlags) => {
       const log = createLogger({ name: 'tether-up' });
       const platform = await startLocalPlatform({
@@ -61,6 +66,7 @@ export function registerUpCommand(program: Command): void {
         defaultRegistry: loadRegistryOption(flags.registry),
         adminKey: process.env.TETHER_ADMIN_KEY,
         isolation: flags.isolation === undefined ? undefined : parseIsolationMode(flags.isolation),
+        signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });
       const gw = platform.gateway.publicUrl;
@@ -70,6 +76,7 @@ export function registerUpCommand(program: Command): void {
           'Tether is up.',
           `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
           `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
+          `                  (admin token: ${platform.adminTokenFile}; send Authorization: Bearer <token>)`,
           `  isolation       ${platform.isolation}${platform.isolation === 'none' ? '   (instances are plain processes of this user: README, Security notes)' : ''}`,
           '',
           'Try an agent with memory (same cookie = same session; it remembers across instances):',

@@ -23,6 +23,8 @@ export const ANNOTATIONS = Object.freeze({
   readOnlyPaths: 'tether.dev/read-only-paths',
   /** "true": an isolated instance may reach the public internet (never the machine's own networks). */
   publicEgress: 'tether.dev/public-egress',
+  /** Ours, not Knative's: only session keys the gateway issued (HMAC-signed) are accepted. */
+  signedKeys: 'tether.dev/signed-session-keys',
 });
 
 /** The `resources.limits` key of the pids limit (Kubernetes has none of its own; the local runtime reads it). */
@@ -68,6 +70,11 @@ export interface ServiceConfig {
   source: { file: string; document: number };
   affinity: boolean;
   cookieName: string;
+  /**
+   * `tether.dev/signed-session-keys`: true = only gateway-issued (signed) session keys are accepted, false =
+   * any key a client sends is its session; null = the gateway's default (`--signed-session-keys`).
+   */
+  signedSessionKeys: boolean | null;
   /** Idle timeout (ms); 0 = never idle. */
   sessionTimeoutMs: number;
   /** Absolute session life (ms), or null. */
