@@ -5,13 +5,24 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { parseNamespace, reachesTenant, requireAdmin, resolveNamespace } from '../../auth/auth-context.ts';
+import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
-import { eventLine, exportQuery, namespaceParams } from '../schemas/events.ts';
+import {
+  eventLine,
+  exportAnswer,
+  exportQuery,
+  importAnswer,
+  importBody,
+  namespaceParams,
+  purgeAnswer,
+} from '../schemas/events.ts';
 import { parseWith } from '../validate.ts';
 import { eventJson } from '../wire.ts';
+import type { ZodTypeProvider } from '../zod-routes.ts';
+
+const NDJSON = 'application/x-ndjson';
 
 const PAGE = 1000;
 
@@ -31,13 +42,16 @@ export async function eventRoutes(
   opts: { store: Store; engine: MemoryEngine; onPurge?: (ns: string) => void },
 ) {
   const { store } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
 
   app.addContentTypeParser(['application/x-ndjson', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => {
     done(null, body);
   });
 
-  app.get('/v1/events', async (req, reply) => {
-    const q = parseWith(exportQuery, req.query, 'query');
+  const exported = { description: 'NDJSON, one event per line', content: { [NDJSON]: { schema: exportAnswer } } };
+  const exportSchema = { summary: 'Export events as NDJSON', querystring: exportQuery, response: { 200: exported } };
+  r.get('/v1/events', { schema: exportSchema }, async (req, reply) => {
+    const q = req.query;
     let scope: Omit<ExportQuery, 'limit'>;
     if (req.auth.namespace !== null || q.namespace !== undefined) {
       scope = { namespace: resolveNamespace(req.auth, q.namespace) };
@@ -45,14 +59,17 @@ export async function eventRoutes(
       scope = req.auth.tenant === '*' ? {} : { tenant: req.auth.tenant };
     }
     reply.type('application/x-ndjson');
-    return reply.send(Readable.from(exportLines(store, { ...scope, since: q.since })));
+    // A stream, not the documented string: NDJSON goes out page by page.
+    return reply.send(Readable.from(exportLines(store, { ...scope, since: q.since })) as unknown as string);
   });
 
-  app.post('/v1/events/import', async (req) => {
-    requireAdmin(req.auth);
-    if (typeof req.body !== 'string') {
-      throw invalidRequest('body', 'send NDJSON (one event per line) with Content-Type: application/x-ndjson');
-    }
+  const importSchema = {
+    summary: 'Import NDJSON events (admin; identical history, ids included)',
+    consumes: [NDJSON],
+    body: importBody,
+    response: { 200: importAnswer },
+  };
+  r.post('/v1/events/import', { config: { admin: true }, schema: importSchema }, async (req) => {
     const events: StoredEvent[] = [];
     const lines = req.body.split('\n');
     for (const [i, raw] of lines.entries()) {
@@ -95,9 +112,13 @@ export async function eventRoutes(
     return { imported, skipped: events.length - imported };
   });
 
-  app.delete('/v1/namespaces/:ns', async (req) => {
-    requireAdmin(req.auth);
-    const { ns } = parseWith(namespaceParams, req.params, 'ns');
+  const purgeSchema = {
+    summary: 'Purge a namespace for good (admin): no byte of its records is left',
+    params: namespaceParams,
+    response: { 200: purgeAnswer },
+  };
+  r.delete('/v1/namespaces/:ns', { config: { admin: true }, schema: purgeSchema }, async (req) => {
+    const { ns } = req.params;
     const { tenant } = parseNamespace(ns, 'ns');
     if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, ns);
     const erased = await opts.engine.purgeNamespace(ns);

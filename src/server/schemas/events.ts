@@ -39,3 +39,17 @@ export const eventLine = z.strictObject({
 
 /** `DELETE /v1/namespaces/{ns}` params. */
 export const namespaceParams = z.strictObject({ ns: z.string().min(3).max(257) });
+
+/** `POST /v1/events/import` body: NDJSON, one exported event line per line. */
+export const importBody = z
+  .string({ message: 'send NDJSON (one event per line) with Content-Type: application/x-ndjson' })
+  .describe('NDJSON: one event per line, as GET /v1/events exports them');
+
+/** `POST /v1/events/import` answer: events stored, and events already present (same id) skipped. */
+export const importAnswer = z.object({ imported: z.number().int(), skipped: z.number().int() });
+
+/** `DELETE /v1/namespaces/{ns}` answer. */
+export const purgeAnswer = z.object({ namespace: z.string(), erased: z.number().int() });
+
+/** `GET /v1/events` answer: NDJSON, one event line (the history shape) per line. */
+export const exportAnswer = z.string().describe('NDJSON: one event per line, the shape of history events');
