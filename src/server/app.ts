@@ -23,6 +23,7 @@ import { clientErrorHandler, installErrorHandlers, sendError } from './error-han
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { leaseRoutes } from './routes/lease.ts';
@@ -53,6 +54,10 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** Request and purge rate limits (see `rate-limits.ts`). @default 100 requests/s per key, 6 purges/min */
+  limits?: Omit<RequestLimitsOptions, 'clock'>;
+  /** Most events one `as_of` read folds (`recall.ts`). @default 20000 */
+  maxScanEvents?: number;
   /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
   turnTokenLimit?: number;
   /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
@@ -104,7 +109,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
-  const reader = new MemoryReader({ store, registries, clock });
+  const reader = new MemoryReader({ store, registries, clock, maxScanEvents: options.maxScanEvents });
   // Resume writes go straight to the store (fenced), never through the fact writer's batching queue.
   const records = new ResumeRecords({ store, clock, turnTokenLimit: options.turnTokenLimit });
   const leases = new Leases({ store, clock });
@@ -157,14 +162,16 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
+  const limits = new RequestLimits({ ...options.limits, clock });
+  installKeyRateLimit(app, limits);
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { calls });
   await app.register(registryRoutes, { calls });
-  await app.register(eventRoutes, { store, engine });
+  await app.register(eventRoutes, { store, engine, registries, clock, limits });
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(leaseRoutes, { calls: resume });
-  await app.register(mcpRoutes, { calls });
+  await app.register(mcpRoutes, { calls, resume, leases, clock });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics, records, leases, calls, routes };
 }

@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { RememberResult } from '../memory/engine.ts';
 import type { Belief } from '../memory/fold.ts';
-import type { KeyRecord, PredicateDef, StoredEvent } from '../store/store.ts';
+import type { KeyRecord, PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
 import { iso } from './schemas/common.ts';
 import type { beliefAnswer, eventAnswer, rememberResultAnswer } from './schemas/memories.ts';
 
@@ -92,5 +92,17 @@ export function predicateJson(d: PredicateDef) {
     allowed: d.allowed ?? null,
     aliases: d.aliases ?? [],
     description: d.description ?? null,
+  };
+}
+
+/** An export line carrying one registry version (before its tenant's first event). */
+export function registryVersionJson(v: RegistryVersion) {
+  return {
+    registry_version: {
+      id: v.id,
+      tenant: v.tenant,
+      recorded_at: iso(v.recordedAt),
+      predicates: v.predicates.map(predicateJson),
+    },
   };
 }
