@@ -167,6 +167,7 @@ export class InstancePool {
         workingDir: cfg.container.workingDir,
         readinessPath: cfg.container.readinessPath,
         startTimeoutMs: this.#o.startTimeoutMs,
+        sandbox: cfg.container.sandbox,
       });
       inst.pid = started.pid;
       inst.host = started.host;

@@ -28,6 +28,28 @@ export interface InstanceSpec {
   readinessPath?: string;
   /** How long the instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /** The workload token file the instance reads (`TETHER_TOKEN_FILE`); an isolated instance sees it read-only. */
+  tokenFile?: string;
+  /** What an isolated instance may see and use; ignored without isolation. */
+  sandbox?: SandboxOptions;
+}
+
+/** Container limits (`resources.limits`) in base units. */
+export interface ResourceLimits {
+  memoryBytes?: number;
+  /** Thousandths of a core (`500m` = 500). */
+  cpuMillicores?: number;
+  /** Most processes and threads at once. */
+  pids?: number;
+}
+
+/** The isolation side of a service's spec. */
+export interface SandboxOptions {
+  /** Absolute host paths the instance may read, besides its workingDir and the files its command names. */
+  readOnlyPaths: readonly string[];
+  limits: ResourceLimits;
+  /** Whether it may reach the public internet (never the host's own networks). */
+  publicEgress: boolean;
 }
 
 /** A started, ready instance. */

@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { parseDuration } from '../../common/durations.ts';
+import { parseSandbox } from './parse-sandbox.ts';
 import {
   ANNOTATIONS,
   type ContainerConfig,
@@ -113,11 +114,16 @@ export function parseService(doc: unknown, file: string, document: number): Serv
     target,
     minScale,
     maxScale,
-    container: parseContainer(tspec.containers, file, fail),
+    container: parseContainer(tspec.containers, file, fail, ann),
   };
 }
 
-function parseContainer(value: unknown, file: string, fail: (f: string, p: string) => never): ContainerConfig {
+function parseContainer(
+  value: unknown,
+  file: string,
+  fail: (f: string, p: string) => never,
+  ann: Record<string, string>,
+): ContainerConfig {
   const base = 'spec.template.spec.containers';
   if (!Array.isArray(value) || value.length === 0) fail(base, 'must list at least one container');
   const c = asObject((value as unknown[])[0], `${base}[0]`, fail);
@@ -177,6 +183,7 @@ function parseContainer(value: unknown, file: string, fail: (f: string, p: strin
     workingDir: resolve(manifestDir, (c.workingDir as string | undefined) ?? '.'),
     containerPort,
     readinessPath,
+    sandbox: parseSandbox(c, ann, manifestDir, (k, problem) => fail(k.startsWith('resources') ? f(k) : k, problem)),
   };
 }
 
