@@ -34,6 +34,7 @@ export interface MemoryFlags {
   keyRateLimit: string;
   purgesPerMinute: string;
   maxScanEvents: string;
+  bodyBytesInWork: string;
 }
 
 /** A flag that must be a whole number >= 0. */
@@ -125,6 +126,11 @@ export function registerMemoryCommand(program: Command): void {
       'most events one as_of read may fold before it is refused (TETHER_MAX_SCAN_EVENTS)',
       env.TETHER_MAX_SCAN_EVENTS ?? '20000',
     )
+    .option(
+      '--body-bytes-in-work <n>',
+      'request body bytes worked on at once; more waits, unread, for room (TETHER_BODY_BYTES_IN_WORK)',
+      env.TETHER_BODY_BYTES_IN_WORK ?? String(512 * 1024),
+    )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
       const port = Number(flags.port);
@@ -146,6 +152,7 @@ export function registerMemoryCommand(program: Command): void {
           purgesPerMinute: count('--purges-per-minute', flags.purgesPerMinute),
         },
         maxScanEvents: Math.max(1, count('--max-scan-events', flags.maxScanEvents)),
+        maxBodyBytesInWork: Math.max(1, count('--body-bytes-in-work', flags.bodyBytesInWork)),
         plugins: kubernetesPlugins(flags, log),
       }).catch(async (err: unknown) => {
         await store?.close();
