@@ -184,6 +184,7 @@ spec:
     spec:
       containers:
         - command: ["node", ${JSON.stringify(resolve(ROOT, 'examples/session-app/server.mjs'))}]
+          workingDir: ${JSON.stringify(resolve(ROOT, 'examples/session-app'))}
 `;
     writeFileSync(manifest, readFileSync(manifest, 'utf8') + extra);
     const result = await platform.gateway.reload();
