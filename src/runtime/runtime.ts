@@ -28,6 +28,27 @@ export interface InstanceSpec {
   readinessPath?: string;
   /** How long the instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /**
+   * The one session this instance is started for (`target: 1`): the Kubernetes runtime names its SandboxClaim
+   * with `claim` and labels it with `keyHash` (a hash, never the key). Absent for shared and pre-started instances.
+   */
+  session?: InstanceSession;
+}
+
+/** The session an instance is started for. */
+export interface InstanceSession {
+  /** The session's stable claim/agent name. */
+  claim: string;
+  /** sha256 of the session key, 32 hex (sessions/session-hash.ts). */
+  keyHash: string;
+  /** Absolute end of the session (epoch ms), or null. */
+  expiresAt: number | null;
+}
+
+/** Where an instance listens now (a resumed Kubernetes sandbox has a new pod, so a new address). */
+export interface InstanceAddress {
+  host: string;
+  port: number;
 }
 
 /** A started, ready instance. */
@@ -35,6 +56,8 @@ export interface StartedInstance {
   name: string;
   /** OS process id (local runtime), the app's own pid. */
   pid: number | null;
+  /** What tells this instance from a later one of the same name (the Kubernetes runtime: the claim uid). */
+  incarnation?: string | null;
   /** Where the instance listens. */
   host: string;
   port: number;
@@ -65,8 +88,8 @@ export interface InstanceRuntime {
   start(spec: InstanceSpec): Promise<StartedInstance>;
   /** Freezes the instance (keeps its state, uses no CPU). */
   pause(name: string): Promise<void>;
-  /** Unfreezes a paused instance. */
-  resume(name: string): Promise<void>;
+  /** Unfreezes a paused instance; resolves once it runs, with its address when that changed. */
+  resume(name: string): Promise<void | InstanceAddress>;
   /** Deletes the instance: graceful stop, then forced after the grace period. Resolves when it is gone. */
   delete(name: string): Promise<void>;
   /** Captured output of a live or recently ended instance, oldest first; undefined when unknown. */

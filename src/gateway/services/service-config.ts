@@ -46,6 +46,8 @@ export interface ContainerConfig {
   containerPort: number | undefined;
   /** `readinessProbe.httpGet.path`. */
   readinessPath: string | undefined;
+  /** The container as the manifest gives it (the Kubernetes runtime builds its SandboxTemplate from it). */
+  raw: Readonly<Record<string, unknown>>;
 }
 
 /** One validated sandbox service. */
