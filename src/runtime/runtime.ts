@@ -89,6 +89,7 @@ export interface InstanceRuntime {
   /** Freezes the instance (keeps its state, uses no CPU). */
   pause(name: string): Promise<void>;
   /** Unfreezes a paused instance; resolves once it runs, with its address when that changed. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: runtimes whose address never changes resolve with nothing
   resume(name: string): Promise<void | InstanceAddress>;
   /** Deletes the instance: graceful stop, then forced after the grace period. Resolves when it is gone. */
   delete(name: string): Promise<void>;
