@@ -291,8 +291,7 @@ function parsePipe(src: string): Expr[][] {
 function lex(src: string): string[] {
   const out: string[] = [];
   const re = /\s*("(?:[^"\\]|\\.)*"|\(|\)|\||[^\s()|]+)/gy;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(src)) !== null) out.push(m[1]!);
+  for (let m = re.exec(src); m !== null; m = re.exec(src)) out.push(m[1]!);
   return out;
 }
 
