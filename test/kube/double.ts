@@ -32,6 +32,11 @@ export interface KubeDoubleOptions extends ClusterOptions {
    * and each pod is a local process on its own loopback address. @default false
    */
   controllers?: boolean;
+  /**
+   * How long a pod takes to start its process, as scheduling and the container runtime take on a node. The
+   * bench sets it so a refill's process start does not fall inside a measured request. @default 0
+   */
+  podStartDelayMs?: number;
 }
 
 /** One request the double served. */
@@ -89,7 +94,7 @@ export class KubeDouble extends FakeCluster {
     super(options);
     this.#rbacNamespaces = options.rbacNamespaces ?? '*';
     this.#canReview = options.canReviewTokens ?? true;
-    this.controller = options.controllers ? new SandboxController(this.store) : undefined;
+    this.controller = options.controllers ? new SandboxController(this.store, options.podStartDelayMs) : undefined;
   }
 
   /** Make certificates, listen on 127.0.0.1, write the kubeconfig. Called by `startKubeDouble`. */

@@ -18,10 +18,10 @@ import type { KubeDouble } from '../../kube/double.ts';
 /** A random container port for this test file (each pod has its own address, so one port serves all). */
 export const POD_PORT = 20_000 + Math.floor(Math.random() * 20_000);
 
-/** The session app as a Knative service with an image and a container port. */
-export function kubeServiceYaml(name: string, annotations: Record<string, string>): string {
+/** The session app as a Knative service with an image and a container port (and `extra` container lines). */
+export function kubeServiceYaml(name: string, annotations: Record<string, string>, extra = ''): string {
   return serviceYaml(name, { 'serving.knative.dev/session-affinity-cookie': 'app', ...annotations }).concat(
-    `          image: "tether-session-app:dev"\n          ports:\n            - containerPort: ${POD_PORT}\n`,
+    `          image: "tether-session-app:dev"\n          ports:\n            - containerPort: ${POD_PORT}\n${extra}`,
   );
 }
 
