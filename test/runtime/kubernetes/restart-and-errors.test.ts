@@ -40,6 +40,23 @@ describe('Kubernetes runtime: restart and API errors', () => {
     assert.equal(now[0]!.metadata.uid, claim!.metadata.uid);
   });
 
+  it('a restarted gateway deletes, after session-timeout, the claim of a session that never came back (delete mode)', async (t) => {
+    const yaml = kubeServiceYaml('gone', { 'serving.knative.dev/session-timeout': '10s' });
+    const first = await startKubeGateway(t, kube, yaml);
+    const r = await send(first.gw.publicUrl, { host: first.host('gone'), headers: { cookie: 'app=g1' } });
+    assert.equal(r.status, 200);
+    await first.gw.close();
+    assert.equal(claims('gone').length, 1);
+    const second = await startKubeGateway(t, kube, yaml);
+    // The resync (every 200 ms here) notes the orphan on its first pass that sees it, then its idle time runs on
+    // the injected clock: advance it past session-timeout until the claim goes (bounded).
+    for (let i = 0; i < 100 && claims('gone').length > 0; i++) {
+      second.clock.advance(11_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(claims('gone').length, 0);
+  });
+
   for (const [what, fail] of [
     ['answers 500', () => kube.goDown('error', 500)],
     ['hangs', () => kube.setLatency(Number.POSITIVE_INFINITY)],
