@@ -49,14 +49,24 @@ after(async () => {
 });
 
 describe('POST /mcp tools/list', () => {
-  it('lists exactly the five memory tools, each with an object input schema', async () => {
+  it('lists exactly the five memory tools and the ten resume tools, each with an object input schema', async () => {
     const { tools } = await agent.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'agent_milestone',
+      'agent_resume',
+      'fetch_output',
       'forget',
+      'list_pointers',
       'list_predicates',
       'memory_history',
       'recall',
+      'recent_turns',
+      'record_turn',
       'remember',
+      'remove_pointer',
+      'set_pointer',
+      'store_output',
+      'update_working_state',
     ]);
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object', t.name);
@@ -235,15 +245,31 @@ describe('POST /mcp over HTTP', () => {
     assert.equal(r.status, 401);
   });
 
-  it('answers a raw initialize with JSON and no session id (stateless)', async () => {
+  it('answers a raw initialize with JSON and a session id', async () => {
     const r = await srv.call('POST', '/mcp', { key: agentKey, body: initialize, headers: accept });
     assert.equal(r.status, 200);
-    assert.equal(r.headers.get('mcp-session-id'), null);
+    assert.match(r.headers.get('mcp-session-id') ?? '', /^[0-9a-f-]{36}$/);
     assert.equal(r.body.result.serverInfo.name, 'tether-memory');
     assert.ok(r.body.result.capabilities.tools);
   });
 
-  it('answers GET and DELETE /mcp with 405 JSON', async () => {
+  it('answers a malformed tools/call (arguments not an object, name not a string) with -32602, not -32603', async () => {
+    const calls = [
+      { name: 'remember', arguments: 'subject=alice' },
+      { name: 'remember', arguments: [1, 2] },
+      { name: 'recall', arguments: null },
+      { name: 5, arguments: {} },
+    ];
+    for (const [i, params] of calls.entries()) {
+      const body = { jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params };
+      const r = await srv.call('POST', '/mcp', { key: agentKey, body, headers: accept });
+      assert.equal(r.status, 200);
+      assert.equal(r.body.error?.code, -32602, JSON.stringify(params));
+      assert.match(r.body.error.message, /Invalid tools\/call request/);
+    }
+  });
+
+  it('answers GET /mcp, and DELETE /mcp without a session id, with 405 JSON', async () => {
     for (const method of ['GET', 'DELETE']) {
       const r = await srv.call(method, '/mcp', { key: agentKey, headers: accept });
       assert.equal(r.status, 405, method);
