@@ -110,17 +110,7 @@ export async function benchKubernetesSessions(): Promise<void> {
       }
     }
   });
-  const until = (what: string, check: () => boolean) =>
-    new Promise<void>((resolve, reject) => {
-      if (check()) return resolve();
-      const timer = setTimeout(() => reject(new Error(`bench: timed out waiting for ${what}`)), 30_000);
-      const off = kube.store.subscribe(() => {
-        if (!check()) return;
-        clearTimeout(timer);
-        off();
-        resolve();
-      });
-    });
+  const until = (what: string, check: () => boolean) => kube.until(what, () => (check() ? true : undefined), 30_000);
   try {
     kube.setLatency(API_LATENCY_MS);
     console.log(

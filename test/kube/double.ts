@@ -168,6 +168,28 @@ export class KubeDouble extends FakeCluster {
     ).length;
   }
 
+  /**
+   * Resolves with the first value `check` returns, re-checked after every write to the store (no polling).
+   * @throws Error naming `what` after `timeoutMs` @default 10000
+   */
+  until<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const first = check();
+      if (first !== undefined) return resolve(first);
+      const timer = setTimeout(() => {
+        stop();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      const stop = this.store.subscribe(() => {
+        const v = check();
+        if (v === undefined) return;
+        clearTimeout(timer);
+        stop();
+        resolve(v);
+      });
+    });
+  }
+
   /** Forget the recorded calls. */
   resetCalls(): void {
     this.calls.length = 0;

@@ -75,19 +75,5 @@ export async function startKubeGateway(
 
 /** Resolves with the first value `check` returns, re-checked after every write to the double's store (10 s max). */
 export function untilStore<T>(kube: KubeDouble, what: string, check: () => T | undefined): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const first = check();
-    if (first !== undefined) return resolve(first);
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, 10_000);
-    const stop = kube.store.subscribe(() => {
-      const v = check();
-      if (v === undefined) return;
-      clearTimeout(timer);
-      stop();
-      resolve(v);
-    });
-  });
+  return kube.until(what, check);
 }
