@@ -1,7 +1,7 @@
 /**
  * @module
- * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts) and stops it
- * cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
+ * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts), reloads its
+ * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
  * document and field and the command exits non-zero before serving anything.
  */
 import type { Command } from 'commander';
@@ -12,6 +12,7 @@ import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
+import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
@@ -118,6 +119,7 @@ export function registerGatewayCommand(program: Command): void {
         log,
       });
       onShutdown(log, () => gateway.close());
+      onReloadSignal(log, () => gateway.reload());
     });
 }
 
