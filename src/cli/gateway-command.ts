@@ -100,6 +100,7 @@ export function registerGatewayCommand(program: Command): void {
       const gateway = await startGateway({
         services: kube?.services ?? flags.services,
         runtime: kube?.runtime,
+        reloadServices: kube?.reloadServices,
         port: port('--port', flags.port),
         host: flags.host,
         adminPort: port('--admin-port', flags.adminPort),

@@ -30,6 +30,8 @@ export interface KubernetesRuntimeFlags {
 export interface KubernetesSetup {
   runtime: KubernetesRuntime;
   services: ServiceConfig[];
+  /** Reads the manifests again (SIGHUP): the runtime gets them whole, the core without its own warm pool. */
+  reloadServices: () => Promise<ServiceConfig[]>;
 }
 
 /**
@@ -66,5 +68,15 @@ export async function kubernetesRuntime(
     { namespace: flags.namespace, services: services.map((s) => s.name) },
     'runtime: kubernetes (agent-sandbox)',
   );
-  return { runtime, services: services.map((s) => ({ ...s, warmPool: 0 })) };
+  // The gateway keeps no warm pool of its own: the SandboxWarmPool is it.
+  const forCore = (list: ServiceConfig[]) => list.map((s) => ({ ...s, warmPool: 0 }));
+  return {
+    runtime,
+    services: forCore(services),
+    reloadServices: async () => {
+      const next = await loadServices(flags.services, { runtime: 'kubernetes' });
+      runtime.setServices(next);
+      return forCore(next);
+    },
+  };
 }

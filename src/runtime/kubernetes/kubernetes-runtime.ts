@@ -59,10 +59,12 @@ export class KubernetesRuntime implements InstanceRuntime {
   readonly #byClaim = new Map<string, Instance>();
   readonly #listeners: ((name: string, exit: InstanceExit) => void)[] = [];
   readonly #sync: ServiceSync;
+  #services: readonly ServiceConfig[];
   #closed = false;
 
   constructor(options: KubernetesRuntimeOptions) {
     this.#o = options;
+    this.#services = options.services;
     const common = { kubeconfig: options.kubeconfig, client: options.client, namespace: options.namespace };
     const onError = (what: string) => (err: unknown) =>
       options.log.warn({ what, err: (err as Error).message }, 'Kubernetes watch failed; retrying');
@@ -83,6 +85,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     });
     this.#sync = new ServiceSync({
       ...options,
+      services: () => this.#services,
       claims: () => this.#claims.list(),
       owned: (claim) => this.#byClaim.has(claim),
     });
@@ -94,9 +97,22 @@ export class KubernetesRuntime implements InstanceRuntime {
     await Promise.all([this.#claims.synced, this.#sandboxes.synced, this.#sync.firstPass]);
   }
 
+  /**
+   * Takes a new set of services (a reload): templates and pools follow at the next pass, which runs now;
+   * claims of removed services are deleted by it; live claims keep their sandboxes.
+   */
+  setServices(services: readonly ServiceConfig[]): void {
+    this.#services = services;
+    for (const inst of this.#instances.values()) {
+      const cfg = services.find((s) => s.name === inst.cfg.name);
+      if (cfg) inst.cfg = cfg;
+    }
+    this.#sync.soon();
+  }
+
   async start(spec: InstanceSpec): Promise<StartedInstance> {
     if (this.#closed) throw new Error('runtime is closed');
-    const cfg = this.#o.services.find((s) => s.name === spec.service);
+    const cfg = this.#services.find((s) => s.name === spec.service);
     if (!cfg) throw new Error(`no service ${spec.service}`);
     const claimName = spec.session?.claim ?? spec.name;
     const claim = await this.#createClaim(cfg, spec, claimName);

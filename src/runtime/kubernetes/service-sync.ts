@@ -24,7 +24,8 @@ import { observe } from './observed.ts';
 /** Options of `ServiceSync`. */
 export interface ServiceSyncOptions extends SandboxObjectOptions {
   client: ObjectClient;
-  services: readonly ServiceConfig[];
+  /** The services as they are now (a reload changes them). */
+  services: () => readonly ServiceConfig[];
   log: Logger;
   clock: Clock;
   /** @default 30000 */
@@ -61,6 +62,12 @@ export class ServiceSync {
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+  }
+
+  /** Runs a pass soon (after a reload), instead of at the next interval. */
+  soon(): void {
+    clearTimeout(this.#timer);
+    this.#schedule(0);
   }
 
   /** An instance took the claim over: not an orphan. */
@@ -103,8 +110,8 @@ export class ServiceSync {
 
   async #pass(): Promise<void> {
     const { client, namespace } = this.#o;
-    const names = new Set(this.#o.services.map((s) => s.name));
-    for (const cfg of this.#o.services) {
+    const names = new Set(this.#o.services().map((s) => s.name));
+    for (const cfg of this.#o.services()) {
       await this.#upsert(SANDBOX_TEMPLATE, templateFor(cfg, this.#o));
       await this.#upsert(SANDBOX_WARM_POOL, warmPoolFor(cfg, this.#o));
     }
@@ -134,7 +141,7 @@ export class ServiceSync {
     for (const claim of this.#o.claims()) {
       const name = claim.metadata.name;
       if (this.#o.owned(name) || claim.metadata.deletionTimestamp) continue;
-      const cfg = this.#o.services.find((s) => s.name === claim.metadata.labels?.[LABELS.service]);
+      const cfg = this.#o.services().find((s) => s.name === claim.metadata.labels?.[LABELS.service]);
       if (!cfg) continue; // deleted with its service above
       const since = this.#orphanSince.get(name) ?? now;
       this.#orphanSince.set(name, since);

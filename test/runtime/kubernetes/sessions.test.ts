@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
 import { SANDBOX, SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../src/kube/agent-sandbox.ts';
 import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
 import { sessionKeyHash } from '../../../src/sessions/session-hash.ts';
@@ -130,6 +131,25 @@ describe('Kubernetes runtime', () => {
     clock.advance(11_000);
     gw.reconcile();
     await untilStore(kube, 'the claim to be deleted', () => (claims('del').length === 0 ? true : undefined));
+  });
+
+  it('follows the manifests: a changed warm pool is patched, a removed service loses its template, pool and claims', async (t) => {
+    const yaml = kubeServiceYaml('keep', {}).concat('---\n', kubeServiceYaml('drop', {}));
+    const { gw, host, runtime } = await startKubeGateway(t, kube, yaml);
+    assert.equal((await send(gw.publicUrl, { host: host('drop'), headers: { cookie: 'app=x' } })).status, 200);
+    assert.equal(claims('drop').length, 1);
+    const next = parseManifestText(kubeServiceYaml('keep', { 'serving.knative.dev/warm-pool': '2' }), '/x.yaml', {
+      runtime: 'kubernetes',
+    });
+    runtime.setServices(next);
+    await untilStore(kube, 'the pool patched and the dropped service gone', () => {
+      const pool = kube.store.get(SANDBOX_WARM_POOL, NS, 'keep');
+      const gone =
+        !kube.store.get(SANDBOX_TEMPLATE, NS, 'drop') &&
+        !kube.store.get(SANDBOX_WARM_POOL, NS, 'drop') &&
+        claims('drop').length === 0;
+      return (pool?.spec as { replicas?: number }).replicas === 2 && gone ? true : undefined;
+    });
   });
 
   it('ends the session when its claim is deleted from outside; the next request gets a new claim', async (t) => {
