@@ -92,7 +92,7 @@ describe('tether memory (process)', () => {
     try {
       const stored = statuses.filter((s) => s.status === 'fulfilled' && s.value.status === 200).length;
       const exp = await fetch(`${again.url}/v1/events`, { headers: { authorization: `Bearer ${key}` } });
-      // An export carries the tenant's registry versions before its events: count the events.
+      // events only: the export also carries the tenant's registry version before its first event
       const lines = (await exp.text())
         .trim()
         .split('\n')
