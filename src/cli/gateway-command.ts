@@ -4,12 +4,14 @@
  * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
  * document and field and the command exits non-zero before serving anything.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { systemClock } from '../common/clock.ts';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
+import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -29,6 +31,7 @@ interface GatewayFlags {
   adminToken?: string;
   maxInstances: string;
   stateDir?: string;
+  isolation: string;
   data: string;
   signedSessionKeys?: boolean;
   secureCookies?: boolean;
@@ -62,6 +65,11 @@ export function registerGatewayCommand(program: Command): void {
       '--admin-token <token>',
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
     )
+    .option(
+      '--isolation <mode>',
+      'auto | namespaces | none: how instances are sandboxed (none by default: production runs on Kubernetes)',
+      'none',
+    )
     .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
     .option(
       '--data <dir>',
@@ -93,11 +101,20 @@ export function registerGatewayCommand(program: Command): void {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
       }
       const log = createLogger({ name: 'tether-gateway' });
+      const requested = parseIsolationMode(flags.isolation);
+      const isolation = await createIsolation({
+        requested,
+        why: requested === 'none' ? 'the default of tether gateway, whose production home is Kubernetes' : 'asked for',
+        hidden: [resolve(flags.data), ...(flags.stateDir ? [resolve(flags.stateDir)] : [])],
+        dir: defaultSandboxDir(),
+        log,
+      });
       const secrets = loadDeploymentSecrets(flags.data);
       for (const file of secrets.created)
         log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
       const kube = flags.runtime === 'kubernetes' ? await kubernetesRuntime(flags, log, systemClock) : undefined;
       const gateway = await startGateway({
+        isolation,
         services: kube?.services ?? flags.services,
         runtime: kube?.runtime,
         reloadServices: kube?.reloadServices,

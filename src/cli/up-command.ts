@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../common/log.ts';
+import { parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { startLocalPlatform } from '../up/platform.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -22,6 +23,7 @@ interface UpFlags {
   adminPort: string;
   domain: string;
   registry: string;
+  isolation?: string;
   signedSessionKeys?: boolean;
 }
 
@@ -47,6 +49,7 @@ export function registerUpCommand(program: Command): void {
     .option('--admin-port <n>', 'gateway admin port (always 127.0.0.1)', '8082')
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
+    .option('--isolation <mode>', 'auto | namespaces | none: how instances are sandboxed (default: auto)')
     .option(
       '--signed-session-keys',
       'services without tether.dev/signed-session-keys accept only keys the gateway issued',
@@ -63,6 +66,7 @@ export function registerUpCommand(program: Command): void {
         domain: flags.domain,
         defaultRegistry: loadRegistryOption(flags.registry),
         adminKey: process.env.TETHER_ADMIN_KEY,
+        isolation: flags.isolation === undefined ? undefined : parseIsolationMode(flags.isolation),
         signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });
@@ -74,6 +78,7 @@ export function registerUpCommand(program: Command): void {
           `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
           `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
           `                  (admin token: ${platform.adminTokenFile}; send Authorization: Bearer <token>)`,
+          `  isolation       ${platform.isolation}${platform.isolation === 'none' ? '   (instances are plain processes of this user: README, Security notes)' : ''}`,
           '',
           'Try an agent with memory (same cookie = same session; it remembers across instances):',
           `  curl -s -H 'Host: memory-agent.default.${flags.domain}' -H 'Cookie: agent=alice' ${gw}/`,

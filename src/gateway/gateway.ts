@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import { type Clock, systemClock } from '../common/clock.ts';
 import { TetherError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/log.ts';
+import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import { claimNamer } from '../sessions/claim-name.ts';
@@ -88,6 +89,8 @@ export interface GatewayOptions {
   stateDir?: string;
   sessionStore?: SessionStore;
   runtime?: InstanceRuntime;
+  /** Sandboxes for the local runtime's instances (ignored with `runtime`); plain processes without. */
+  isolation?: Isolation;
   log?: Logger;
   clock?: Clock;
 }
@@ -136,7 +139,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     trustedProxies: options.trustedProxies,
   });
   const claimName = options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret);
-  const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs, stateDir: options.stateDir });
+  const runtime =
+    options.runtime ??
+    new LocalRuntime({
+      log,
+      graceMs: options.graceMs,
+      stateDir: options.stateDir,
+      isolation: options.isolation,
+    });
   const store = options.sessionStore ?? new MemorySessionStore();
   const core = createGatewayCore({
     services: configs,

@@ -192,6 +192,7 @@ export class InstancePool {
         readinessPath: cfg.container.readinessPath,
         startTimeoutMs: this.#o.startTimeoutMs,
         ...(session ? { session } : {}),
+        sandbox: cfg.container.sandbox,
       });
       inst.pid = started.pid;
       inst.host = started.host;

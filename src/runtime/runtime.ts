@@ -33,6 +33,10 @@ export interface InstanceSpec {
    * with `claim` and labels it with `keyHash` (a hash, never the key). Absent for shared and pre-started instances.
    */
   session?: InstanceSession;
+  /** The workload token file the instance reads (`TETHER_TOKEN_FILE`); an isolated instance sees it read-only. */
+  tokenFile?: string;
+  /** What an isolated instance may see and use; ignored without isolation. */
+  sandbox?: SandboxOptions;
 }
 
 /** The session an instance is started for. */
@@ -49,6 +53,24 @@ export interface InstanceSession {
 export interface InstanceAddress {
   host: string;
   port: number;
+}
+
+/** Container limits (`resources.limits`) in base units. */
+export interface ResourceLimits {
+  memoryBytes?: number;
+  /** Thousandths of a core (`500m` = 500). */
+  cpuMillicores?: number;
+  /** Most processes and threads at once. */
+  pids?: number;
+}
+
+/** The isolation side of a service's spec. */
+export interface SandboxOptions {
+  /** Absolute host paths the instance may read, besides its workingDir and the files its command names. */
+  readOnlyPaths: readonly string[];
+  limits: ResourceLimits;
+  /** Whether it may reach the public internet (never the host's own networks). */
+  publicEgress: boolean;
 }
 
 /** A started, ready instance. */

@@ -16,6 +16,8 @@ import { loadOrCreateSecret } from '../common/secret-file.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
+import { createIsolation, defaultSandboxDir, type IsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import { type RunningMemoryServer, startMemoryServer } from '../server/standalone.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
@@ -54,6 +56,10 @@ export interface LocalPlatformOptions {
   /** Passed to the gateway (tests use short ones). */
   queueTimeoutMs?: number;
   graceMs?: number;
+  /** How instances are isolated. @default 'auto' (namespaces when the machine allows, else plain processes) */
+  isolation?: IsolationMode;
+  /** Where isolated instances keep their work folders. @default `<tmpdir>/tether-sandboxes-<user>` */
+  sandboxDir?: string;
   log: Logger;
   clock?: Clock;
 }
@@ -63,6 +69,8 @@ export interface LocalPlatform {
   memory: RunningMemoryServer;
   gateway: Gateway;
   authority: AuthorityApiServer;
+  /** The isolation in force. */
+  isolation: 'namespaces' | 'none';
   /** The file holding the gateway admin token (mode 0600): the admin API needs `Authorization: Bearer <it>`. */
   adminTokenFile: string;
   /** Stops the gateway (and every instance), then the memory server and the authority. Safe twice. */
@@ -97,6 +105,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
   let memory: RunningMemoryServer | undefined;
+  let isolation: Isolation | undefined;
   try {
     memory = await startMemoryServer({
       host: o.host ?? '127.0.0.1',
@@ -117,7 +126,17 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
         log,
       ),
     });
-    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs }), {
+    // Instances see nothing of the data folder (memory, admin key, authority, tokens), even when it lies
+    // inside a folder they read (the default .tether is inside the checkout the example agents run from).
+    isolation = await createIsolation({
+      requested: o.isolation ?? 'auto',
+      why: o.isolation ? 'asked for' : 'the default of tether up',
+      memoryUrl: memory.url,
+      hidden: [dataDir],
+      dir: o.sandboxDir ?? defaultSandboxDir(),
+      log,
+    });
+    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs, isolation }), {
       authority,
       namespaceOf,
       tokenDir: join(dataDir, 'instances'),
@@ -149,6 +168,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       memory: mem,
       gateway,
       authority: api,
+      isolation: isolation ? isolation.mode : 'none',
       adminTokenFile,
       close() {
         closing ??= (async () => {
@@ -160,6 +180,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       },
     };
   } catch (err) {
+    await isolation?.close();
     await memory?.close();
     await api.close();
     throw err;

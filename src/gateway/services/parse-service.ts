@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { parseDuration } from '../../common/durations.ts';
+import { parseSandbox } from './parse-sandbox.ts';
 import {
   ANNOTATIONS,
   type ContainerConfig,
@@ -122,7 +123,7 @@ export function parseService(doc: unknown, file: string, document: number, optio
     target,
     minScale,
     maxScale,
-    container: parseContainer(tspec.containers, file, fail, options.runtime ?? 'local'),
+    container: parseContainer(tspec.containers, file, fail, ann, options.runtime ?? 'local'),
   };
 }
 
@@ -130,6 +131,7 @@ function parseContainer(
   value: unknown,
   file: string,
   fail: (f: string, p: string) => never,
+  ann: Record<string, string>,
   runtime: 'local' | 'kubernetes',
 ): ContainerConfig {
   const base = 'spec.template.spec.containers';
@@ -193,6 +195,7 @@ function parseContainer(
     workingDir: resolve(manifestDir, (c.workingDir as string | undefined) ?? '.'),
     containerPort,
     readinessPath,
+    sandbox: parseSandbox(c, ann, manifestDir, (k, problem) => fail(k.startsWith('resources') ? f(k) : k, problem)),
     raw: c,
   };
 }

@@ -4,11 +4,13 @@
  * app's own) as the leader of its own process group. Pause = SIGSTOP to the group, resume = SIGCONT,
  * delete = SIGTERM then SIGKILL after a grace period. Output is kept in a bounded buffer. Each live
  * instance is recorded in `stateDir`, so the next runtime reaps what a SIGKILLed gateway left (orphans.ts).
+ * With an `isolation` (isolation/sandbox.ts) each instance is spawned, paused and signalled through its sandbox.
  * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from '../../common/log.ts';
 import type { InstanceExit, InstanceRuntime, InstanceSpec, LogLine, StartedInstance } from '../runtime.ts';
+import type { Isolation, Sandbox } from './isolation/sandbox.ts';
 import { LogBuffer } from './log-buffer.ts';
 import { defaultStateDir, forgetInstance, reapOrphans, recordInstance } from './orphans.ts';
 import { instanceEnv } from './process-env.ts';
@@ -28,6 +30,8 @@ export interface LocalRuntimeOptions {
    * Records of a live gateway are left alone, so gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
    */
   stateDir?: string;
+  /** Sandboxes each instance (isolation/choose-isolation.ts builds it); plain process groups without. */
+  isolation?: Isolation;
 }
 
 interface Proc {
@@ -37,6 +41,7 @@ interface Proc {
   logs: LogBuffer;
   requested: boolean;
   exited: Promise<void>;
+  sandbox: Sandbox | undefined;
 }
 
 const HOST = '127.0.0.1';
@@ -53,8 +58,12 @@ export class LocalRuntime implements InstanceRuntime {
   readonly #logLines: number;
   readonly #keepEnded: number;
   readonly #stateDir: string;
+  readonly #isolation: Isolation | undefined;
   readonly #killAllSync = () => {
-    for (const p of this.#procs.values()) signalGroup(p.pid, 'SIGKILL');
+    for (const p of this.#procs.values()) {
+      p.sandbox?.signal('SIGKILL');
+      signalGroup(p.pid, 'SIGKILL');
+    }
   };
   #closed: Promise<void> | undefined;
 
@@ -65,6 +74,7 @@ export class LocalRuntime implements InstanceRuntime {
     this.#keepEnded = options.keepEnded ?? 50;
     if (!(this.#graceMs >= 0)) throw new Error(`Cannot run instances as 'graceMs' must be >= 0: got ${this.#graceMs}`);
     this.#stateDir = options.stateDir ?? defaultStateDir();
+    this.#isolation = options.isolation;
     reapOrphans(this.#stateDir, this.#log);
     // Backstop: whatever happens, an exiting gateway leaves no instance behind (SIGKILL: see reapOrphans).
     process.on('exit', this.#killAllSync);
@@ -74,20 +84,29 @@ export class LocalRuntime implements InstanceRuntime {
     if (this.#closed) throw new Error('runtime is closed');
     const [file, ...args] = spec.argv;
     if (!file) throw new Error(`instance ${spec.name} has no command`);
-    const port = await pickFreePort();
-    if (this.#closed) throw new Error('runtime is closed'); // closed while picking a port: spawn nothing
+    const sandbox = await this.#isolation?.prepare(spec);
+    const port = sandbox?.port || (await pickFreePort());
+    const host = sandbox?.host ?? HOST;
+    if (this.#closed) {
+      await sandbox?.release();
+      throw new Error('runtime is closed'); // closed while preparing: spawn nothing
+    }
     const logs = new LogBuffer(this.#logLines);
-    const child = spawn(file, args, {
-      cwd: spec.workingDir,
-      env: instanceEnv(spec, port),
+    const env = instanceEnv(spec, port);
+    const launch = sandbox?.launch(spec.argv, env) ?? { file, args, env, cwd: spec.workingDir };
+    const child = spawn(launch.file, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     if (child.pid === undefined) {
       const err = await spawnError;
+      await sandbox?.release();
       throw new Error(`instance ${spec.name} could not start '${file}': ${err.message}`);
     }
+    sandbox?.spawned(child.pid);
     child.stdout?.on('data', (c: Buffer) => logs.write('stdout', c));
     child.stderr?.on('data', (c: Buffer) => logs.write('stderr', c));
     const gone = new AbortController();
@@ -96,13 +115,22 @@ export class LocalRuntime implements InstanceRuntime {
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     void closed.then(() => logs.end());
     let exitInfo: { code: number | null; signal: string | null } | undefined;
-    const proc: Proc = { name: spec.name, child, pid: child.pid, logs, requested: false, exited: Promise.resolve() };
+    const proc: Proc = {
+      name: spec.name,
+      child,
+      pid: child.pid,
+      logs,
+      requested: false,
+      exited: Promise.resolve(),
+      sandbox,
+    };
     proc.exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
+      child.once('exit', async (code, signal) => {
         exitInfo = { code, signal };
         gone.abort();
         logs.end();
         signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
+        await sandbox?.release();
         this.#procs.delete(spec.name);
         forgetInstance(this.#stateDir, spec.name);
         this.#remember(spec.name, logs);
@@ -120,15 +148,15 @@ export class LocalRuntime implements InstanceRuntime {
     } catch (err) {
       this.#log.warn({ instance: spec.name, err: (err as Error).message }, 'instance record not written');
     }
-    this.#log.info({ instance: spec.name, pid: proc.pid, port }, 'instance spawned');
+    this.#log.info({ instance: spec.name, pid: proc.pid, host, port }, 'instance spawned');
     const ready = await waitReady({
-      host: HOST,
+      host,
       port,
       path: spec.readinessPath,
       timeoutMs: spec.startTimeoutMs,
       signal: gone.signal,
     });
-    if (ready) return { name: spec.name, pid: proc.pid, host: HOST, port };
+    if (ready) return { name: spec.name, pid: proc.pid, host, port };
     if (exitInfo) {
       await Promise.race([closed, new Promise((r) => setTimeout(r, STDIO_DRAIN_MS).unref())]);
       throw new Error(
@@ -141,21 +169,24 @@ export class LocalRuntime implements InstanceRuntime {
 
   async pause(name: string): Promise<void> {
     const p = this.#procs.get(name);
-    if (p) signalGroup(p.pid, 'SIGSTOP');
+    if (p?.sandbox) await p.sandbox.pause();
+    else if (p) signalGroup(p.pid, 'SIGSTOP');
   }
 
   async resume(name: string): Promise<void> {
     const p = this.#procs.get(name);
-    if (p) signalGroup(p.pid, 'SIGCONT');
+    if (p?.sandbox) await p.sandbox.resume();
+    else if (p) signalGroup(p.pid, 'SIGCONT');
   }
 
   async delete(name: string): Promise<void> {
     const p = this.#procs.get(name);
     if (!p) return;
     p.requested = true;
-    signalGroup(p.pid, 'SIGTERM');
-    signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM
-    const timer = setTimeout(() => signalGroup(p.pid, 'SIGKILL'), this.#graceMs);
+    const kill = (signal: NodeJS.Signals) => (p.sandbox ? p.sandbox.signal(signal) : signalGroup(p.pid, signal));
+    kill('SIGTERM');
+    if (!p.sandbox) signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM
+    const timer = setTimeout(() => kill('SIGKILL'), this.#graceMs);
     await p.exited;
     clearTimeout(timer);
   }
@@ -171,6 +202,7 @@ export class LocalRuntime implements InstanceRuntime {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await Promise.all([...this.#procs.keys()].map((n) => this.delete(n)));
+      await this.#isolation?.close();
       process.off('exit', this.#killAllSync);
     })();
     return this.#closed;
