@@ -148,7 +148,7 @@ describe('Kubernetes runtime', () => {
         !kube.store.get(SANDBOX_TEMPLATE, NS, 'drop') &&
         !kube.store.get(SANDBOX_WARM_POOL, NS, 'drop') &&
         claims('drop').length === 0;
-      return (pool?.spec as { replicas?: number }).replicas === 2 && gone ? true : undefined;
+      return (pool?.spec as { replicas?: number } | undefined)?.replicas === 2 && gone ? true : undefined;
     });
   });
 
