@@ -6,12 +6,14 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { systemClock } from '../common/clock.ts';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
+import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
 
@@ -34,6 +36,14 @@ interface GatewayFlags {
   signedSessionKeys?: boolean;
   secureCookies?: boolean;
   trustedProxies?: string;
+  runtime: string;
+  kubeconfig?: string;
+  namespace: string;
+  memoryUrl?: string;
+  audience: string;
+  sandboxServiceAccount: string;
+  memoryNamespace: string;
+  kubernetesTimeout: string;
 }
 
 /** Registers `tether gateway`. */
@@ -75,7 +85,18 @@ export function registerGatewayCommand(program: Command): void {
       '--trusted-proxies <list>',
       'IPs/CIDRs whose X-Forwarded-Proto: https makes the cookie Secure (comma-separated)',
     )
+    .option('--runtime <kind>', 'where instances run: local (processes) or kubernetes (agent-sandbox claims)', 'local')
+    .option('--kubeconfig <path>', 'kubernetes: kubeconfig file (default: KUBECONFIG, else in-cluster)')
+    .option('--namespace <ns>', 'kubernetes: the namespace sandboxes run in', 'default')
+    .option('--memory-url <url>', 'kubernetes: TETHER_URL given to sandboxes (the memory server)')
+    .option('--audience <aud>', "kubernetes: audience of the sandboxes' projected token", 'tether')
+    .option('--sandbox-service-account <name>', 'kubernetes: service account of sandbox pods', 'tether-sandbox')
+    .option('--memory-namespace <ns>', 'kubernetes: namespace of the memory server (sandbox egress)', 'tether')
+    .option('--kubernetes-timeout <duration>', 'kubernetes: timeout of each API call', '5s')
     .action(async (flags: GatewayFlags) => {
+      if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
+        throw new Error(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime}'`);
+      }
       if (flags.sessionStore !== 'memory') {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
       }
@@ -91,9 +112,12 @@ export function registerGatewayCommand(program: Command): void {
       const secrets = loadDeploymentSecrets(flags.data);
       for (const file of secrets.created)
         log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
+      const kube = flags.runtime === 'kubernetes' ? await kubernetesRuntime(flags, log, systemClock) : undefined;
       const gateway = await startGateway({
         isolation,
-        services: flags.services,
+        services: kube?.services ?? flags.services,
+        runtime: kube?.runtime,
+        reloadServices: kube?.reloadServices,
         port: port('--port', flags.port),
         host: flags.host,
         adminPort: port('--admin-port', flags.adminPort),

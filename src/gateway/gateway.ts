@@ -125,7 +125,7 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const log = (options.log ?? createLogger({ name: 'tether-gateway' })).child({ component: 'gateway' });
   const configs = typeof options.services === 'string' ? await loadServices(options.services) : options.services;
-  if (configs.some((c) => c.container.image !== undefined)) {
+  if (options.runtime === undefined && configs.some((c) => c.container.image !== undefined)) {
     log.warn(
       { services: configs.filter((c) => c.container.image).map((c) => c.name) },
       'image is ignored by the local runtime',

@@ -9,6 +9,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { type TetherError, unavailable } from '../common/errors.ts';
+import { sessionKeyHash } from '../sessions/session-hash.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { SessionTable } from './session-table.ts';
@@ -145,7 +146,18 @@ export class Scheduler {
     if (free) return this.#o.table.bind(svc, free, key);
     if (!room) return undefined;
     // max-instances bounds every instance of the gateway; at the cap, a warm one elsewhere may give way.
-    if (this.#o.pool.free() > 0) return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
+    if (this.#o.pool.free() > 0) {
+      // With target 1 the instance is this session's alone: a Kubernetes claim is named and labelled for it.
+      const session =
+        cfg.target === 1
+          ? {
+              claim: this.#o.table.claimOf(svc, key),
+              keyHash: sessionKeyHash(key),
+              expiresAt: this.#o.table.expiryOf(svc),
+            }
+          : undefined;
+      return this.#o.table.bind(svc, this.#o.pool.start(svc, false, session), key);
+    }
     this.#o.pool.makeRoom();
     return undefined;
   }

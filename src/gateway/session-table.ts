@@ -37,17 +37,27 @@ export class SessionTable {
     this.#o = options;
   }
 
+  /** The claim/agent name a session of `key` has in `svc`. */
+  claimOf(svc: ServiceState, key: string): string {
+    return this.#o.claimName(svc.config.name, key);
+  }
+
+  /** When a session bound now would expire (epoch ms), or null. */
+  expiryOf(svc: ServiceState): number | null {
+    const exp = svc.config.sessionExpiryMs;
+    return exp === null ? null : this.#o.clock.now() + exp;
+  }
+
   /** Binds a new session `key` to `inst` (synchronously) and records it. */
   bind(svc: ServiceState, inst: InstanceEntry, key: string): SessionEntry {
     const now = this.#o.clock.now();
-    const exp = svc.config.sessionExpiryMs;
     const s: SessionEntry = {
       key,
-      claim: this.#o.claimName(svc.config.name, key),
+      claim: this.claimOf(svc, key),
       instance: inst,
       createdAt: now,
       lastActive: now,
-      expiresAt: exp === null ? null : now + exp,
+      expiresAt: this.expiryOf(svc),
       inflight: 0,
       live: true,
       synced: '',

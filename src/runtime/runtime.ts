@@ -28,10 +28,31 @@ export interface InstanceSpec {
   readinessPath?: string;
   /** How long the instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /**
+   * The one session this instance is started for (`target: 1`): the Kubernetes runtime names its SandboxClaim
+   * with `claim` and labels it with `keyHash` (a hash, never the key). Absent for shared and pre-started instances.
+   */
+  session?: InstanceSession;
   /** The workload token file the instance reads (`TETHER_TOKEN_FILE`); an isolated instance sees it read-only. */
   tokenFile?: string;
   /** What an isolated instance may see and use; ignored without isolation. */
   sandbox?: SandboxOptions;
+}
+
+/** The session an instance is started for. */
+export interface InstanceSession {
+  /** The session's stable claim/agent name. */
+  claim: string;
+  /** sha256 of the session key, 32 hex (sessions/session-hash.ts). */
+  keyHash: string;
+  /** Absolute end of the session (epoch ms), or null. */
+  expiresAt: number | null;
+}
+
+/** Where an instance listens now (a resumed Kubernetes sandbox has a new pod, so a new address). */
+export interface InstanceAddress {
+  host: string;
+  port: number;
 }
 
 /** Container limits (`resources.limits`) in base units. */
@@ -57,6 +78,8 @@ export interface StartedInstance {
   name: string;
   /** OS process id (local runtime), the app's own pid. */
   pid: number | null;
+  /** What tells this instance from a later one of the same name (the Kubernetes runtime: the claim uid). */
+  incarnation?: string | null;
   /** Where the instance listens. */
   host: string;
   port: number;
@@ -87,8 +110,9 @@ export interface InstanceRuntime {
   start(spec: InstanceSpec): Promise<StartedInstance>;
   /** Freezes the instance (keeps its state, uses no CPU). */
   pause(name: string): Promise<void>;
-  /** Unfreezes a paused instance. */
-  resume(name: string): Promise<void>;
+  /** Unfreezes a paused instance; resolves once it runs, with its address when that changed. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: runtimes whose address never changes resolve with nothing
+  resume(name: string): Promise<void | InstanceAddress>;
   /** Deletes the instance: graceful stop, then forced after the grace period. Resolves when it is gone. */
   delete(name: string): Promise<void>;
   /** Captured output of a live or recently ended instance, oldest first; undefined when unknown. */

@@ -54,6 +54,8 @@ export interface ContainerConfig {
   containerPort: number | undefined;
   /** `readinessProbe.httpGet.path`. */
   readinessPath: string | undefined;
+  /** The container as the manifest gives it (the Kubernetes runtime builds its SandboxTemplate from it). */
+  raw: Readonly<Record<string, unknown>>;
   /** What an isolated instance may see and use: `resources.limits` and the tether.dev annotations. */
   sandbox: SandboxOptions;
 }
