@@ -6,13 +6,15 @@
  */
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
-import { createLogger } from '../common/log.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
+import { banner, printBanner } from './banner.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
 interface GatewayFlags {
+  logFormat: string;
   port: string;
   adminPort: string;
   services: string;
@@ -47,11 +49,13 @@ export function registerGatewayCommand(program: Command): void {
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
     )
     .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
+    .addOption(logFormatOption())
     .action(async (flags: GatewayFlags) => {
       if (flags.sessionStore !== 'memory') {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
       }
-      const log = createLogger({ name: 'tether-gateway' });
+      const log = commandLogger('tether-gateway', flags);
+      const adminToken = flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined);
       const gateway = await startGateway({
         services: flags.services,
         port: port('--port', flags.port),
@@ -63,10 +67,21 @@ export function registerGatewayCommand(program: Command): void {
         proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
         stateDir: flags.stateDir,
         maxInstances: positive('--max-instances', flags.maxInstances),
-        adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
+        adminToken,
         sessionStore: new MemorySessionStore(),
         log,
       });
+      await printBanner(
+        log,
+        banner('Tether session gateway is up.', {
+          gatewayUrl: gateway.publicUrl,
+          adminUrl: gateway.adminUrl,
+          adminTokenGiven: adminToken !== undefined,
+          consoleUrl: `${gateway.adminUrl}/console/`,
+          services: gateway.services,
+          domain: flags.domain,
+        }),
+      );
       onShutdown(log, () => gateway.close());
     });
 }

@@ -5,14 +5,16 @@
  */
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
-import { createLogger } from '../common/log.ts';
 import { startMemoryServer } from '../server/standalone.ts';
+import { banner, printBanner } from './banner.ts';
 import { kubernetesPlugins } from './kubernetes-option.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Memory server flags after parsing. */
 export interface MemoryFlags {
+  logFormat: string;
   host: string;
   port: string;
   data: string;
@@ -78,8 +80,9 @@ export function registerMemoryCommand(program: Command): void {
       'timeout of each call to the API server, at most 10s (TETHER_KUBERNETES_TIMEOUT)',
       env.TETHER_KUBERNETES_TIMEOUT ?? '5s',
     )
+    .addOption(logFormatOption())
     .action(async (flags: MemoryFlags) => {
-      const log = createLogger({ name: 'tether-memory' });
+      const log = commandLogger('tether-memory', flags);
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new Error(`--port must be 0..65535: got ${flags.port}`);
@@ -97,9 +100,13 @@ export function registerMemoryCommand(program: Command): void {
         { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind },
         'memory server listening',
       );
-      process.stdout.write(
-        `Tether memory server listening on ${running.url}\n` +
-          (running.adminKeyFile ? `Admin key file: ${running.adminKeyFile}\n` : 'Admin key: from TETHER_ADMIN_KEY\n'),
+      await printBanner(
+        log,
+        banner('Tether memory server is up.', {
+          memoryUrl: running.url,
+          adminKeyFile: running.adminKeyFile,
+          consoleUrl: `${running.url}/console/`,
+        }),
       );
       onShutdown(log, () => running.close());
     });

@@ -3,16 +3,19 @@
  * `tether up`: the whole platform on this machine, no Kubernetes — memory server, session gateway
  * and the local identity authority between them. Stops everything on SIGTERM/SIGINT.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { createLogger } from '../common/log.ts';
 import { startLocalPlatform } from '../up/platform.ts';
+import { banner, printBanner } from './banner.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 
 interface UpFlags {
+  logFormat: string;
   data: string;
   services: string[];
   host: string;
@@ -45,8 +48,9 @@ export function registerUpCommand(program: Command): void {
     .option('--admin-port <n>', 'gateway admin port (always 127.0.0.1)', '8082')
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
+    .addOption(logFormatOption())
     .action(async (flags: UpFlags) => {
-      const log = createLogger({ name: 'tether-up' });
+      const log = commandLogger('tether-up', flags);
       const platform = await startLocalPlatform({
         dataDir: flags.data,
         services: flags.services,
@@ -59,19 +63,19 @@ export function registerUpCommand(program: Command): void {
         adminKey: process.env.TETHER_ADMIN_KEY,
         log,
       });
-      const gw = platform.gateway.publicUrl;
-      process.stdout.write(
-        [
-          '',
-          'Tether is up.',
-          `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
-          `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
-          '',
-          'Try an agent with memory (same cookie = same session; it remembers across instances):',
-          `  curl -s -H 'Host: memory-agent.default.${flags.domain}' -H 'Cookie: agent=alice' ${gw}/`,
-          `  curl -s -H 'Host: ai-agent-pause.default.${flags.domain}' -H 'Cookie: test=11' ${gw}/`,
-          '',
-        ].join('\n'),
+      const tokenFile = join(resolve(flags.data), 'gateway', 'admin.token');
+      await printBanner(
+        log,
+        banner('Tether is up.', {
+          memoryUrl: platform.memory.url,
+          adminKeyFile: platform.memory.adminKeyFile,
+          gatewayUrl: platform.gateway.publicUrl,
+          adminUrl: platform.gateway.adminUrl,
+          adminTokenFile: existsSync(tokenFile) ? tokenFile : undefined,
+          consoleUrl: platform.consoleUrl,
+          services: platform.services,
+          domain: flags.domain,
+        }),
       );
       onShutdown(log, () => platform.close());
     });

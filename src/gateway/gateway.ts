@@ -79,6 +79,8 @@ export interface Gateway {
   publicUrl: string;
   /** e.g. `http://127.0.0.1:8082` */
   adminUrl: string;
+  /** The services it was started with (the banner's curl lines). */
+  services: readonly ServiceConfig[];
   /** Runs one reconcile pass now (tests with a ManualClock). */
   reconcile(): void;
   /** Stops serving, deletes every instance, closes the store. Safe to call twice. */
@@ -172,6 +174,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     publicUrl,
     adminUrl,
+    services: configs,
     reconcile,
     close() {
       closing ??= (async () => {
