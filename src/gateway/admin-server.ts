@@ -8,6 +8,13 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  CONSOLE_HEADERS,
+  CONSOLE_PREFIX,
+  type ConsoleAsset,
+  consoleAsset,
+  consoleConfigAsset,
+} from '../common/console-assets.ts';
 import { formatDuration } from '../common/durations.ts';
 import { notFound, TetherError, unauthenticated } from '../common/errors.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
@@ -39,6 +46,11 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
   const tokenDigest = o.adminToken ? digest(`Bearer ${o.adminToken}`) : undefined;
   return function admin(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] as string;
+    // The web console's files hold no data (its API calls carry the token), so they are served without one.
+    if (path === '/console' || path.startsWith(CONSOLE_PREFIX)) {
+      serveConsole(res, path);
+      return;
+    }
     if (tokenDigest && !timingSafeEqual(digest(req.headers.authorization ?? ''), tokenDigest)) {
       sendError(res, unauthenticated('the admin API needs Authorization: Bearer <admin token>'));
       return;
@@ -65,6 +77,22 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       throw notFound(`path ${path}`);
     })().catch((err: unknown) => sendError(res, err));
   };
+}
+
+function serveConsole(res: ServerResponse, path: string): void {
+  if (path === '/console') {
+    res.writeHead(302, { location: CONSOLE_PREFIX, 'content-length': 0 });
+    res.end();
+    return;
+  }
+  const asset: ConsoleAsset | undefined =
+    path === '/console/config.json' ? consoleConfigAsset({ memory: null, gateway: '' }) : consoleAsset(path);
+  if (!asset) {
+    sendError(res, notFound(`path ${path}`));
+    return;
+  }
+  res.writeHead(200, { ...CONSOLE_HEADERS, 'content-type': asset.type, 'content-length': asset.body.length });
+  res.end(asset.body);
 }
 
 /** SHA-256 of a header value: equal lengths for a constant-time comparison. */
@@ -111,6 +139,7 @@ async function listSessions(o: AdminOptions) {
       key: r.key,
       service: r.service,
       instance: r.instance,
+      claim: r.claim,
       state: s ? sessionState(s) : r.state,
       last_active: new Date(lastActive).toISOString(),
       expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(),
@@ -124,6 +153,7 @@ function describeInstance(i: InstanceEntry) {
     service: i.service.config.name,
     state: i.state,
     pid: i.pid,
+    ready_at: i.readyAt ? new Date(i.readyAt).toISOString() : null,
     sessions: [...i.sessions].map((s) => s.key),
     warm: i.warm,
   };

@@ -17,6 +17,7 @@ import { authPlugin } from './auth-plugin.ts';
 import { installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+import { consoleRoutes } from './routes/console.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { memoryRoutes } from './routes/memories.ts';
@@ -40,6 +41,8 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** The gateway admin URL the web console reaches through this server (`tether up`). @default none: memory only */
+  consoleGateway?: () => string | undefined;
 }
 
 /** A built memory server and the parts tests may want. */
@@ -105,6 +108,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });
   await app.register(eventRoutes, { store, engine });
+  await app.register(consoleRoutes, { gatewayAdminUrl: options.consoleGateway });
   await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics };

@@ -35,6 +35,8 @@ export interface StandaloneOptions {
   clock?: Clock;
   /** Use this store instead of opening SQLite in `dataDir`. */
   store?: Store;
+  /** The gateway admin URL the web console reaches through this server (`tether up`). */
+  consoleGateway?: () => string | undefined;
   plugins?: ((
     app: FastifyInstance,
     deps: { metrics: MemoryMetrics; keys: KeyService; clock: Clock },
@@ -75,6 +77,7 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     log: options.log,
     defaultRegistry: options.defaultRegistry,
     processMetrics: true,
+    consoleGateway: options.consoleGateway,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

@@ -14,6 +14,7 @@ import { type Clock, systemClock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
+import type { ServiceConfig } from '../gateway/services/service-config.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import { type RunningMemoryServer, startMemoryServer } from '../server/standalone.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
@@ -55,6 +56,10 @@ export interface LocalPlatformOptions {
 export interface LocalPlatform {
   memory: RunningMemoryServer;
   gateway: Gateway;
+  /** The services loaded from the manifests. */
+  services: readonly ServiceConfig[];
+  /** The web console: on the memory server, reaching the gateway admin API through it. */
+  consoleUrl: string;
   authority: AuthorityApiServer;
   /** Stops the gateway (and every instance), then the memory server and the authority. Safe twice. */
   close(): Promise<void>;
@@ -77,6 +82,8 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
   let memory: RunningMemoryServer | undefined;
+  // Known once the gateway listens; until then the console shows memory only.
+  let gatewayAdminUrl: string | undefined;
   try {
     memory = await startMemoryServer({
       host: o.host ?? '127.0.0.1',
@@ -86,6 +93,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       log: log.child({ component: 'memory' }),
       adminKey: o.adminKey,
       clock,
+      consoleGateway: () => gatewayAdminUrl,
       plugins: kubernetesPlugins(
         {
           kubernetes: true,
@@ -118,11 +126,14 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       log,
       clock,
     });
+    gatewayAdminUrl = gateway.adminUrl;
     const mem = memory;
     let closing: Promise<void> | undefined;
     return {
       memory: mem,
       gateway,
+      services,
+      consoleUrl: `${mem.url}/console/`,
       authority: api,
       close() {
         closing ??= (async () => {
