@@ -2,16 +2,17 @@
  * @module
  * `tether sessions`, `tether instances` and `tether logs <instance>`: the gateway admin API
  * (`/_tether/*`, 127.0.0.1) from the command line. Session keys are the session cookies themselves,
- * so tables show a short digest of each; `--json` (for scripts) gives the API's answer unchanged.
+ * so the API (and so these tables) shows a short prefix of each unless `--reveal-keys` asks for them;
+ * `--json` (for scripts) prints the API's answer unchanged.
  */
-import { createHash } from 'node:crypto';
 import type { Command } from 'commander';
 import { apiRequest, type GatewayClientFlags, gatewayTokenOf } from './api-client.ts';
 import { gatewayClientOptions } from './client-options.ts';
 import { type Column, print } from './output.ts';
 
 interface SessionRow {
-  key: string;
+  key_prefix: string;
+  key?: string;
   service: string;
   instance: string;
   claim?: string;
@@ -36,13 +37,8 @@ interface LogLine {
   line: string;
 }
 
-/** A short, stable id of a session key that does not reveal it (the key is the session's bearer). */
-export function shortSessionId(key: string): string {
-  return createHash('sha256').update(key).digest('hex').slice(0, 10);
-}
-
 const SESSION_COLUMNS: Column<SessionRow>[] = [
-  { header: 'session', cell: (s) => shortSessionId(s.key) },
+  { header: 'session', cell: (s) => s.key ?? s.key_prefix },
   { header: 'service', cell: (s) => s.service },
   { header: 'instance', cell: (s) => s.instance },
   { header: 'agent', cell: (s) => s.claim },
@@ -58,7 +54,7 @@ const INSTANCE_COLUMNS: Column<InstanceRow>[] = [
   { header: 'state', cell: (i) => i.state },
   { header: 'pid', cell: (i) => i.pid },
   { header: 'use', cell: (i) => (i.warm ? 'warm' : i.sessions.length > 0 ? 'bound' : 'free') },
-  { header: 'sessions', cell: (i) => i.sessions.map(shortSessionId) },
+  { header: 'sessions', cell: (i) => i.sessions },
 ];
 
 function admin(flags: GatewayClientFlags, path: string): Promise<unknown> {
@@ -69,8 +65,9 @@ function admin(flags: GatewayClientFlags, path: string): Promise<unknown> {
 export function registerGatewayAdminCommands(program: Command): void {
   gatewayClientOptions(program.command('sessions').description('live gateway sessions'))
     .option('--service <name>', 'only this service')
-    .action(async (flags: GatewayClientFlags & { service?: string }) => {
-      const all = (await admin(flags, '/_tether/sessions')) as SessionRow[];
+    .option('--reveal-keys', 'show whole session keys (each is the session cookie: a bearer secret)')
+    .action(async (flags: GatewayClientFlags & { service?: string; revealKeys?: boolean }) => {
+      const all = (await admin(flags, `/_tether/sessions${flags.revealKeys ? '?reveal=keys' : ''}`)) as SessionRow[];
       const rows = flags.service ? all.filter((s) => s.service === flags.service) : all;
       print(flags, rows, rows, SESSION_COLUMNS, '(no sessions)');
     });

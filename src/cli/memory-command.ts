@@ -27,6 +27,7 @@ export interface MemoryFlags {
   allowedNamespaces?: string;
   allowedServiceAccounts?: string;
   kubernetesTimeout: string;
+  metricsToken?: string;
 }
 
 const env = process.env;
@@ -80,6 +81,11 @@ export function registerMemoryCommand(program: Command): void {
       'timeout of each call to the API server, at most 10s (TETHER_KUBERNETES_TIMEOUT)',
       env.TETHER_KUBERNETES_TIMEOUT ?? '5s',
     )
+    .option(
+      '--metrics-token <token>',
+      '/metrics needs Authorization: Bearer <token>, and then also shows event counts (TETHER_METRICS_TOKEN)',
+      env.TETHER_METRICS_TOKEN,
+    )
     .addOption(logFormatOption())
     .action(async (flags: MemoryFlags) => {
       const log = commandLogger('tether-memory', flags);
@@ -94,6 +100,7 @@ export function registerMemoryCommand(program: Command): void {
         log,
         adminKey: env.TETHER_ADMIN_KEY,
         keyCacheTtlMs: parseDuration(flags.keyCacheTtl),
+        metricsToken: flags.metricsToken || undefined,
         plugins: kubernetesPlugins(flags, log),
       });
       log.info(
@@ -102,7 +109,7 @@ export function registerMemoryCommand(program: Command): void {
       );
       await printBanner(
         log,
-        banner('Tether memory server is up.', {
+        banner(`Tether memory server listening on ${running.url}`, {
           memoryUrl: running.url,
           adminKeyFile: running.adminKeyFile,
           consoleUrl: `${running.url}/console/`,

@@ -3,8 +3,7 @@
  * `tether up`: the whole platform on this machine, no Kubernetes — memory server, session gateway
  * and the local identity authority between them. Stops everything on SIGTERM/SIGINT.
  */
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { startLocalPlatform } from '../up/platform.ts';
 import { banner, printBanner } from './banner.ts';
@@ -24,6 +23,7 @@ interface UpFlags {
   adminPort: string;
   domain: string;
   registry: string;
+  signedSessionKeys?: boolean;
 }
 
 function port(text: string, flag: string): number {
@@ -48,6 +48,10 @@ export function registerUpCommand(program: Command): void {
     .option('--admin-port <n>', 'gateway admin port (always 127.0.0.1)', '8082')
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
+    .option(
+      '--signed-session-keys',
+      'services without tether.dev/signed-session-keys accept only keys the gateway issued',
+    )
     .addOption(logFormatOption())
     .action(async (flags: UpFlags) => {
       const log = commandLogger('tether-up', flags);
@@ -61,9 +65,9 @@ export function registerUpCommand(program: Command): void {
         domain: flags.domain,
         defaultRegistry: loadRegistryOption(flags.registry),
         adminKey: process.env.TETHER_ADMIN_KEY,
+        signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });
-      const tokenFile = join(resolve(flags.data), 'gateway', 'admin.token');
       await printBanner(
         log,
         banner('Tether is up.', {
@@ -71,7 +75,7 @@ export function registerUpCommand(program: Command): void {
           adminKeyFile: platform.memory.adminKeyFile,
           gatewayUrl: platform.gateway.publicUrl,
           adminUrl: platform.gateway.adminUrl,
-          adminTokenFile: existsSync(tokenFile) ? tokenFile : undefined,
+          adminTokenFile: platform.adminTokenFile,
           consoleUrl: platform.consoleUrl,
           services: platform.services,
           domain: flags.domain,

@@ -50,7 +50,7 @@ export function gatewayApi(base, token) {
   if (base === null) return null;
   const get = (path) => call(base, path, { bearer: token });
   return {
-    sessions: () => get('/_tether/sessions'),
+    sessions: (reveal = false) => get(`/_tether/sessions${reveal ? '?reveal=keys' : ''}`),
     instances: () => get('/_tether/instances'),
     services: () => get('/_tether/services'),
     logs: (name) => get(`/_tether/instances/${encodeURIComponent(name)}/logs`),

@@ -94,16 +94,6 @@ export function stateTag(state) {
   return h('span', { class: `state-${state}` }, state);
 }
 
-/** A short, stable id of a session key (the first 10 hex of its SHA-256, as `tether sessions` shows it). */
-export async function shortId(key) {
-  if (!globalThis.crypto?.subtle) return `${key.length}c…`;
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
-  return [...new Uint8Array(digest)]
-    .slice(0, 5)
-    .map((b) => b.toString(16).padStart(2, '0'))
-    .join('');
-}
-
 /** Replaces the children of `el`. */
 export function fill(el, ...children) {
   el.replaceChildren();

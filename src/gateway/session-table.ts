@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
-import { claimName } from '../sessions/claim-name.ts';
+import type { ClaimNamer } from '../sessions/claim-name.ts';
 import type { SessionRecord, SessionStore } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -23,6 +23,8 @@ export interface SessionTableOptions {
   clock: Clock;
   log: Logger;
   metrics: GatewayMetrics;
+  /** Names a session's agent/claim (claim-name.ts: keyed with the deployment's secret). */
+  claimName: ClaimNamer;
   /** Called after a session ended (a slot may be free: reconcile and drain the queue soon). */
   onEnded: () => void;
 }
@@ -41,7 +43,7 @@ export class SessionTable {
     const exp = svc.config.sessionExpiryMs;
     const s: SessionEntry = {
       key,
-      claim: claimName(svc.config.name, key),
+      claim: this.#o.claimName(svc.config.name, key),
       instance: inst,
       createdAt: now,
       lastActive: now,

@@ -14,7 +14,7 @@ import { MemoryReader } from '../memory/recall.ts';
 import { RegistryBook } from '../memory/registry-book.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
-import { installErrorHandlers, sendError } from './error-handler.ts';
+import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { consoleRoutes } from './routes/console.ts';
@@ -23,6 +23,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
+import { installWellFormedCheck } from './well-formed.ts';
 
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -43,6 +44,8 @@ export interface MemoryServerOptions {
   processMetrics?: boolean;
   /** The gateway admin URL the web console reaches through this server (`tether up`). @default none: memory only */
   consoleGateway?: () => string | undefined;
+  /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
+  metricsToken?: string;
 }
 
 /** A built memory server and the parts tests may want. */
@@ -72,6 +75,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       );
     },
     forceCloseConnections: 'idle',
+    clientErrorHandler,
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
@@ -81,9 +85,11 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     keys,
     writes: engine.writeStats,
     collectDefaults: options.processMetrics,
+    storeFigures: options.metricsToken !== undefined,
   });
 
   installErrorHandlers(app);
+  installWellFormedCheck(app);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -103,7 +109,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
-  await app.register(opsRoutes, { store, metrics });
+  await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });

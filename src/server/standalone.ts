@@ -33,6 +33,8 @@ export interface StandaloneOptions {
   /** @default 30000 */
   keyCacheTtlMs?: number;
   clock?: Clock;
+  /** Bearer token for /metrics (and the event counts on it). */
+  metricsToken?: string;
   /** Use this store instead of opening SQLite in `dataDir`. */
   store?: Store;
   /** The gateway admin URL the web console reaches through this server (`tether up`). */
@@ -78,6 +80,7 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     defaultRegistry: options.defaultRegistry,
     processMetrics: true,
     consoleGateway: options.consoleGateway,
+    metricsToken: options.metricsToken,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

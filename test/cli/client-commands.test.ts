@@ -4,7 +4,6 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { shortSessionId } from '../../src/cli/gateway-admin-commands.ts';
 import { send, serviceYaml, startTestGateway } from '../gateway/helpers/harness.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 
@@ -140,7 +139,7 @@ describe('tether remember / recall / search / history / forget', () => {
 });
 
 describe('tether sessions / instances / logs', () => {
-  it('lists sessions by a digest of their key, instances, and an instance’s output; a wrong token exits 3', async (t) => {
+  it('lists sessions by a prefix of their key, instances, and an instance’s output; a wrong token exits 3', async (t) => {
     const gw = await startTestGateway(
       t,
       serviceYaml('cli-app', { 'serving.knative.dev/session-affinity-cookie': 'app' }),
@@ -154,9 +153,12 @@ describe('tether sessions / instances / logs', () => {
     const env = { TETHER_GATEWAY_ADMIN_URL: gw.adminUrl, TETHER_GATEWAY_ADMIN_TOKEN: 'secret-admin-token' };
     const sessions = await tether(['sessions'], env);
     assert.equal(sessions.code, 0, sessions.stderr);
-    assert.match(sessions.stdout, new RegExp(`^${shortSessionId('s3cret-session')} +cli-app +cli-app-\\S+`, 'm'));
+    assert.match(sessions.stdout, /^SESSION +SERVICE +INSTANCE +AGENT +STATE +LAST ACTIVE +IDLE DEADLINE +EXPIRES$/m);
+    assert.match(sessions.stdout, /^s3cret-… +cli-app +cli-app-\S+ +cli-app-\S+ +idle +\S+ +\S+ +never$/m);
     assert.doesNotMatch(sessions.stdout, /s3cret-session/);
-    const json = JSON.parse((await tether(['sessions', '--json'], env)).stdout) as { key: string }[];
+    const revealed = await tether(['sessions', '--reveal-keys'], env);
+    assert.match(revealed.stdout, /^s3cret-session +cli-app /m);
+    const json = JSON.parse((await tether(['sessions', '--json', '--reveal-keys'], env)).stdout) as { key: string }[];
     assert.deepEqual(
       json.map((s) => s.key),
       ['s3cret-session'],

@@ -23,7 +23,7 @@ describe('gateway routing and session affinity', () => {
     assert.notEqual(b1.headers['x-pid'], a1.headers['x-pid']);
     assert.equal(b1.headers['x-count'], '1');
     assert.equal(a1.headers['set-cookie'], undefined);
-    const instances = await admin<AdminInstance[]>(gw, '/_tether/instances');
+    const instances = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
     assert.deepEqual(
       instances.map((i) => [i.sessions, i.state, String(i.pid), i.warm]).sort(),
       [
@@ -39,19 +39,24 @@ describe('gateway routing and session affinity', () => {
     const first = await send(gw.publicUrl, { host: HOST });
     assert.equal(first.status, 200);
     const setCookie = String(first.headers['set-cookie']);
-    assert.match(setCookie, /^app=[A-Za-z0-9_-]{22}; Path=\/; HttpOnly/);
+    assert.match(setCookie, /^app=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}; Path=\/; HttpOnly/);
     const cookie = setCookie.split(';')[0] as string;
     const again = await send(gw.publicUrl, { host: HOST, headers: { cookie } });
     assert.equal(again.headers['x-pid'], first.headers['x-pid']);
     assert.equal(again.headers['set-cookie'], undefined);
-    const sessions = await admin<Array<Record<string, unknown>>>(gw, '/_tether/sessions');
+    const sessions = await admin<Array<Record<string, unknown>>>(gw, '/_tether/sessions?reveal=keys');
     assert.equal(sessions.length, 1);
     assert.deepEqual(Object.keys(sessions[0] ?? {}), [
       'key',
+      'key_prefix',
       'service',
+      'claim',
       'instance',
       'state',
+      'created_at',
       'last_active',
+      'on_idle',
+      'idle_deadline',
       'expires_at',
     ]);
     assert.equal(sessions[0]?.key, cookie.slice('app='.length));

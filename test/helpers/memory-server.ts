@@ -41,7 +41,7 @@ export interface TestMemoryServer {
 /** Starts a server; pass `dataDir` to reuse a folder (restart). */
 export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
-    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'consoleGateway'>
+    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'consoleGateway'>
   > = {},
 ): Promise<TestMemoryServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tether-test-'));
@@ -55,6 +55,7 @@ export async function startTestMemoryServer(
     clock: options.clock,
     plugins: options.plugins,
     keyCacheTtlMs: options.keyCacheTtlMs,
+    metricsToken: options.metricsToken,
     consoleGateway: options.consoleGateway,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {

@@ -1,6 +1,7 @@
-// Sessions page: every live gateway session (short id, never the raw key unless asked), its service,
-// instance, agent (claim), state, idle deadline, expiry and last activity; updated every 2 s.
-import { fill, h, parseDuration, shortId, stateTag, table, when } from '../dom.js';
+// Sessions page: every live gateway session (the API's key prefix; the whole key only when asked, read with
+// ?reveal=keys then), its service, instance, agent (claim), state, idle deadline, expiry, last activity;
+// updated every 2 s.
+import { fill, h, parseDuration, stateTag, table, when } from '../dom.js';
 import { poll } from './live.js';
 
 /** Services by name, with their namespace, filtered to the key's tenant. */
@@ -25,19 +26,22 @@ export function sessionsPage(main, ctx) {
     h(
       'p',
       { class: 'hint' },
-      'Live: refreshed every 2 seconds. A session id is a digest of its key; the key is the session cookie.',
+      'Live: refreshed every 2 seconds. A session shows a prefix of its key: the whole key is the session cookie.',
     ),
     region,
   );
   const live = poll({
     async load() {
-      const [sessions, services] = await Promise.all([ctx.gateway.sessions(), servicesOf(ctx)]);
+      const [sessions, services] = await Promise.all([ctx.gateway.sessions(revealed.size > 0), servicesOf(ctx)]);
       return { sessions: sessions.filter((s) => services.has(s.service)), services: [...services.values()] };
     },
     async render({ sessions, services }) {
       const byName = new Map(services.map((s) => [s.name, s]));
-      const ids = await Promise.all(sessions.map((s) => shortId(s.key)));
-      const rows = sessions.map((s, i) => ({ ...s, id: ids[i], svc: byName.get(s.service) }));
+      const rows = sessions.map((s) => ({
+        ...s,
+        id: `${s.service}/${s.instance}/${s.key_prefix}`,
+        svc: byName.get(s.service),
+      }));
       fill(
         region,
         table({
@@ -52,7 +56,7 @@ export function sessionsPage(main, ctx) {
                 h(
                   'span',
                   {},
-                  h('code', {}, revealed.has(s.id) ? s.key : s.id),
+                  h('code', {}, revealed.has(s.id) && s.key ? s.key : s.key_prefix),
                   ' ',
                   h(
                     'button',
