@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { Locator } from 'playwright-core';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
@@ -19,6 +20,8 @@ let platform: LocalPlatform;
 let adminKey: string;
 let token: string;
 const url = () => platform.memory.url;
+/** A locator's text (textContent; the rendered layout does not matter to these checks). */
+const textOf = async (l: Locator) => (await l.textContent()) ?? '';
 
 async function api(path: string, key: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${url()}${path}`, {
@@ -93,7 +96,7 @@ describe('web console (Chromium)', () => {
     const row = page.locator('tr[data-session]');
     await row.first().waitFor({ timeout: 10_000 });
     assert.equal(await row.count(), 1);
-    const text = await row.first().innerText();
+    const text = await textOf(row.first());
     assert.match(text, /hello/);
     assert.doesNotMatch(text, /console-test/, 'the raw session key is hidden until asked for');
     if (SHOTS) await page.screenshot({ path: join(SHOTS, 'console-sessions.png') });
@@ -103,7 +106,7 @@ describe('web console (Chromium)', () => {
     await page.getByRole('link', { name: 'Instances' }).click();
     const instance = page.locator('tr[data-instance]').first();
     await instance.waitFor();
-    assert.match(await instance.innerText(), /running|paused/);
+    assert.match(await textOf(instance), /running|paused/);
     await instance.getByRole('button', { name: 'Show output' }).click();
     await page.getByRole('heading', { name: /Recent output of hello-/ }).waitFor();
 
@@ -112,27 +115,27 @@ describe('web console (Chromium)', () => {
     await page.getByRole('link', { name: 'default:run-1' }).click();
     const fact = page.locator('tr[data-fact="user/favorite_color"]');
     await fact.waitFor();
-    assert.match(await fact.innerText(), /green/);
+    assert.match(await textOf(fact), /green/);
     await fact.getByRole('button', { name: /History/ }).click();
     const events = page.locator('ol.timeline li');
     await page.getByRole('heading', { name: 'History of user · favorite_color' }).waitFor();
     assert.equal(await events.count(), 2);
-    assert.match(await events.nth(0).innerText(), /asserted blue[\s\S]*superseded by green/);
-    assert.match(await events.nth(1).innerText(), /asserted green[\s\S]*held/);
+    assert.match(await textOf(events.nth(0)), /asserted blue[\s\S]*superseded by green/);
+    assert.match(await textOf(events.nth(1)), /asserted green[\s\S]*held/);
     if (SHOTS) await page.screenshot({ path: join(SHOTS, 'console-agent.png'), fullPage: true });
     const halfHourAgo = new Date(Date.now() - 1_800_000).toISOString().slice(0, 19);
     await page.getByLabel('As of').fill(halfHourAgo);
     await page.getByRole('button', { name: 'Read', exact: true }).click();
     await page.getByText(/1 belief as of/).waitFor();
-    assert.match(await fact.innerText(), /blue/);
-    assert.doesNotMatch(await fact.innerText(), /green/);
+    assert.match(await textOf(fact), /blue/);
+    assert.doesNotMatch(await textOf(fact), /green/);
 
     // Keys: mint one, revoke it, and the API refuses it afterwards.
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByLabel('Tenant', { exact: true }).fill('default');
     await page.getByLabel(/^Agent/).fill('run-2');
     await page.getByRole('button', { name: 'Mint key' }).click();
-    const minted = (await page.locator('#minted-key').innerText()).trim();
+    const minted = (await textOf(page.locator('#minted-key'))).trim();
     assert.match(minted, /^tth_[0-9a-f]{16}_[0-9a-f]{64}$/);
     assert.equal((await api('/v1/whoami', minted)).status, 200);
     const id = minted.slice(4, 20);
@@ -182,7 +185,7 @@ describe('web console (Chromium)', () => {
     const rows = page.locator('tr[data-key]');
     await rows.first().waitFor();
     assert.equal(await rows.count(), 1, 'only the tenant’s own key');
-    assert.match(await rows.first().innerText(), /acme/);
+    assert.match(await textOf(rows.first()), /acme/);
     assert.equal(await page.getByLabel('Tenant', { exact: true }).inputValue(), 'acme');
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, []);
