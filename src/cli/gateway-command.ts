@@ -100,7 +100,7 @@ export function registerGatewayCommand(program: Command): void {
       });
       await printBanner(
         log,
-        banner(`Tether session gateway listening on ${gateway.publicUrl}`, {
+        banner(`Tether session gateway is up at ${gateway.publicUrl}`, {
           gatewayUrl: gateway.publicUrl,
           adminUrl: gateway.adminUrl,
           adminTokenGiven: adminToken !== undefined,

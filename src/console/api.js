@@ -42,6 +42,10 @@ export function memoryApi(base, key) {
     history: async (namespace, subject, predicate) =>
       (await get('/v1/memories/history', { namespace, subject, predicate })).events,
     registry: async (namespace) => (await get('/v1/registry', { namespace })).predicates,
+    workingState: (namespace) => get('/v1/working-state', { namespace }),
+    lease: (namespace) => get('/v1/lease', { namespace }),
+    turns: (namespace, limit) => get('/v1/turns', { namespace, limit }),
+    pointers: (namespace) => get('/v1/pointers', { namespace }),
   };
 }
 

@@ -1,7 +1,9 @@
 // One agent's memory: current beliefs (or as of a time), text search, and a fact's history as a
-// timeline (assertions, supersessions, retractions, and the actor: agent, session = pod, key id).
+// timeline (assertions, supersessions, retractions, and the actor: agent, session = pod, key id);
+// then its resume records (agent-records.js).
 import { showError } from '../alert.js';
 import { fill, h, table, when } from '../dom.js';
+import { agentRecords } from './agent-records.js';
 
 /** Marks each event of a fact: superseded (a later assertion of a single predicate replaced it), retracted. */
 export function timeline(events, single) {
@@ -55,6 +57,7 @@ export function agentPage(main, ctx, namespace) {
     read();
   });
   main.append(h('h2', {}, 'Agent ', h('code', {}, ns)), form, beliefs, history);
+  agentRecords(main, ctx, ns);
 
   async function read() {
     showError(null);
