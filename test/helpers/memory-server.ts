@@ -41,7 +41,10 @@ export interface TestMemoryServer {
 /** Starts a server; pass `dataDir` to reuse a folder (restart). */
 export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
-    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'consoleGateway'>
+    Pick<
+      StandaloneOptions,
+      'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'limits' | 'maxScanEvents' | 'consoleGateway'
+    >
   > = {},
 ): Promise<TestMemoryServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tether-test-'));
@@ -56,6 +59,8 @@ export async function startTestMemoryServer(
     plugins: options.plugins,
     keyCacheTtlMs: options.keyCacheTtlMs,
     metricsToken: options.metricsToken,
+    limits: options.limits,
+    maxScanEvents: options.maxScanEvents,
     consoleGateway: options.consoleGateway,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {

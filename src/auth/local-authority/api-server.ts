@@ -1,7 +1,7 @@
 /**
  * @module
  * Serves the local identity authority as the few Kubernetes API endpoints the memory server reads
- * (TokenReview create; get pod, sandbox, sandboxclaim), on loopback, behind a random bearer token, and
+ * (TokenReview create; get pod, sandbox, sandboxclaim; list + watch sandboxclaims), on loopback, behind a random bearer token, and
  * writes a kubeconfig for it. Plain HTTP on 127.0.0.1 (the kubeconfig marks TLS checks skipped,
  * which client-node 1.x needs for http). Anything else answers a Kubernetes `Status` 404/403; bad input
  * (a malformed escape, a TokenReview that is not an object) a `Status` 400: no request can crash it.
@@ -15,6 +15,7 @@ import type { KubeObject } from '../../kube/types.ts';
 import type { LocalIdentityAuthority } from './authority.ts';
 
 const MAX_BODY = 64 * 1024;
+const CLAIMS_PATH = /^\/apis\/extensions\.agents\.x-k8s\.io\/v1beta1\/namespaces\/([^/]+)\/sandboxclaims$/;
 const GET_PATHS: [RegExp, 'pod' | 'sandbox' | 'claim'][] = [
   [/^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/, 'pod'],
   [/^\/apis\/agents\.x-k8s\.io\/v1beta1\/namespaces\/([^/]+)\/sandboxes\/([^/]+)$/, 'sandbox'],
@@ -119,6 +120,11 @@ async function handle(
     send(res, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec, status: s });
     return;
   }
+  const claims = req.method === 'GET' ? CLAIMS_PATH.exec(path) : null;
+  if (claims) {
+    serveClaims(authority, decodeSegment(claims[1] as string), req, res);
+    return;
+  }
   if (req.method === 'GET') {
     for (const [re, kind] of GET_PATHS) {
       const m = re.exec(path);
@@ -136,6 +142,49 @@ async function handle(
     }
   }
   status(res, 403, 'Forbidden', 'the local authority serves identity lookups only');
+}
+
+/** List or watch (from a resourceVersion; 410 in an ERROR event when too old) the claims of a namespace. */
+function serveClaims(
+  authority: LocalIdentityAuthority,
+  namespace: string,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): void {
+  const query = new URL(req.url ?? '/', 'http://x').searchParams;
+  const feed = authority.claims;
+  if (query.get('watch') !== 'true' && query.get('watch') !== '1') {
+    send(res, {
+      apiVersion: 'extensions.agents.x-k8s.io/v1beta1',
+      kind: 'SandboxClaimList',
+      metadata: { resourceVersion: String(feed.resourceVersion) },
+      items: feed.list(namespace),
+    });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+  const rv = query.get('resourceVersion');
+  const since = rv && rv !== '0' ? Number(rv) : feed.resourceVersion;
+  const backlog = Number.isInteger(since) ? feed.since(namespace, since) : 'gone';
+  if (backlog === 'gone') {
+    write('ERROR', {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+      message: 'too old resource version',
+    });
+    res.end();
+    return;
+  }
+  if (!rv || rv === '0') for (const c of feed.list(namespace)) write('ADDED', c);
+  for (const e of backlog) write(e.type, e.object);
+  const stop = feed.subscribe((e) => {
+    if (e.rv > since && e.object.metadata.namespace === namespace) write(e.type, e.object);
+  });
+  res.once('close', stop);
 }
 
 /**
