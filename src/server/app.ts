@@ -130,6 +130,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
 
   const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (route) => {
+    // Hidden routes (the web console's files) are not part of the API: not in OpenAPI, not listed here.
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) return;
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       const config = route.config as { public?: boolean } | undefined;

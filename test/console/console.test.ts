@@ -23,10 +23,19 @@ const url = () => platform.memory.url;
 /** A locator's text (textContent; the rendered layout does not matter to these checks). */
 const textOf = async (l: Locator) => (await l.textContent()) ?? '';
 
-async function api(path: string, key: string, body?: unknown): Promise<{ status: number; json: any }> {
+async function api(
+  path: string,
+  key: string,
+  body?: unknown,
+  { method, epoch }: { method?: string; epoch?: number } = {},
+): Promise<{ status: number; json: any }> {
   const res = await fetch(`${url()}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    method: method ?? (body === undefined ? 'GET' : 'POST'),
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(epoch === undefined ? {} : { 'x-lease-epoch': String(epoch) }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: res.status === 204 ? null : await res.json() };
@@ -73,6 +82,21 @@ before(async () => {
     assert.equal(r.status, 200, JSON.stringify(r.json));
   }
   assert.equal((await api('/v1/keys', adminKey, { tenant: 'default', agent: 'run-1' })).status, 201);
+  // Its resume records: a lease held by a pod, a working state, a turn, a pointer.
+  const lease = await api('/v1/lease/acquire', adminKey, { namespace: ns, holder: 'pod-a', ttl_ms: 600_000 });
+  assert.equal(lease.status, 200, JSON.stringify(lease.json));
+  const epoch = lease.json.epoch as number;
+  const writes = [
+    await api('/v1/working-state', adminKey, { namespace: ns, goal: 'paint the fence' }, { method: 'PATCH', epoch }),
+    await api('/v1/turns', adminKey, { namespace: ns, role: 'user', content: 'hello there' }, { epoch }),
+    await api(
+      '/v1/pointers/repo',
+      adminKey,
+      { namespace: ns, type: 'git_ref', fields: { ref: 'main' } },
+      { method: 'PUT', epoch },
+    ),
+  ];
+  for (const w of writes) assert.ok(w.status < 300, JSON.stringify(w.json));
 });
 
 after(async () => {
@@ -116,6 +140,11 @@ describe('web console (Chromium)', () => {
     const fact = page.locator('tr[data-fact="user/favorite_color"]');
     await fact.waitFor();
     assert.match(await textOf(fact), /green/);
+    await page.getByRole('heading', { name: 'Working state (version 1)' }).waitFor();
+    assert.match(await textOf(page.locator('section', { has: page.locator('#state-title') })), /paint the fence/);
+    assert.match(await textOf(page.locator('section', { has: page.locator('#lease-title') })), /Heldyes.*Holderpod-a/);
+    await page.locator('section', { hasText: 'Recent turns (1 of 1)' }).getByText('hello there').waitFor();
+    await page.locator('section', { hasText: 'Pointers' }).getByText('ref=main').waitFor();
     await fact.getByRole('button', { name: /History/ }).click();
     const events = page.locator('ol.timeline li');
     await page.getByRole('heading', { name: 'History of user · favorite_color' }).waitFor();

@@ -22,7 +22,8 @@ function send(reply: FastifyReply, asset: ConsoleAsset) {
 }
 
 export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOptions): Promise<void> {
-  const pub = { config: { public: true } };
+  // Public (no key: the files hold no data) and hidden from OpenAPI (they are not the API).
+  const pub = { config: { public: true }, schema: { hide: true } };
   app.get('/console', pub, async (_req, reply) => reply.redirect('/console/'));
   app.get('/console/config.json', pub, async (_req, reply) =>
     send(reply, consoleConfigAsset({ memory: '', gateway: opts.gatewayAdminUrl?.() ? GATEWAY_PREFIX : null })),
