@@ -1,7 +1,7 @@
 /**
  * @module
- * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts) and stops it
- * cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
+ * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts), reloads its
+ * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
  * document and field and the command exits non-zero before serving anything.
  */
 import type { Command } from 'commander';
@@ -11,6 +11,7 @@ import { startGateway } from '../gateway/gateway.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { banner, printBanner } from './banner.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
+import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
@@ -110,6 +111,7 @@ export function registerGatewayCommand(program: Command): void {
         }),
       );
       onShutdown(log, () => gateway.close());
+      onReloadSignal(log, () => gateway.reload());
     });
 }
 

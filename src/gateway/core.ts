@@ -13,6 +13,7 @@ import type { SessionStore } from '../sessions/session-store.ts';
 import { InstancePool } from './instance-pool.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { reconcileService } from './reconciler.ts';
+import { applyServices, type ReloadResult } from './reload.ts';
 import { Scheduler } from './scheduler.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { SessionTable } from './session-table.ts';
@@ -52,6 +53,8 @@ export interface GatewayCore {
   scheduler: Scheduler;
   /** One reconcile pass over every service (level-based, idempotent). */
   reconcile(): void;
+  /** Applies reloaded manifests (reload.ts); the caller rebuilds its router. */
+  applyServices(next: readonly ServiceConfig[]): ReloadResult;
   /** Stops reconciling and rejects queued requests (before the runtime is closed). */
   stop(): void;
 }
@@ -129,6 +132,11 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     table,
     scheduler,
     reconcile,
+    applyServices(next) {
+      const result = applyServices({ services, domain: o.domain, pool, table, scheduler, metrics, log: o.log }, next);
+      poke();
+      return result;
+    },
     stop() {
       stopped = true;
       if (pokeTimer) clearImmediate(pokeTimer);

@@ -66,7 +66,7 @@ export class Scheduler {
         await this.#ready(s.instance);
       } catch {
         this.release(s);
-        throw unavailable(`instance ${s.instance.name} did not become ready`, 1);
+        throw unavailable(notReady(s.instance.name), 1);
       }
       if (s.live && s.instance.state === 'running') return s;
       this.release(s); // ended while we waited: place again
@@ -92,9 +92,9 @@ export class Scheduler {
     }
   }
 
-  /** Rejects every waiter (shutdown). */
-  rejectAll(svc: ServiceState): void {
-    for (const w of svc.queue.splice(0)) w.reject(unavailable('gateway is shutting down', 1));
+  /** Rejects every waiter (shutdown, or the service removed by a reload). */
+  rejectAll(svc: ServiceState, reason = 'gateway is shutting down'): void {
+    for (const w of svc.queue.splice(0)) w.reject(unavailable(reason, 1));
   }
 
   #hold(s: SessionEntry): void {
@@ -138,7 +138,7 @@ export class Scheduler {
           setTimeout(this.#o.poke, 25).unref();
           return this.#o.table.bind(svc, i, key);
         }
-      } else if (i.state !== 'stopping' && i.sessions.size < cfg.target) {
+      } else if (i.state !== 'stopping' && !i.retired && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
       }
     }
@@ -194,6 +194,11 @@ export class Scheduler {
     if (inst.state === 'paused') await this.#o.pool.resume(inst);
     else if (inst.resuming) await inst.resuming;
   }
+}
+
+/** The 503 message of a failed start: where its output is (never the output itself: it is the operator's). */
+function notReady(instance: string): string {
+  return `instance ${instance} did not become ready; its output: GET /_tether/instances/${instance}/logs on the gateway admin port`;
 }
 
 /** 503 for a request whose client left while it waited (it is rarely read, but always well-formed). */

@@ -14,7 +14,7 @@ import type { GatewayMetrics } from './metrics.ts';
 import { type InstanceEntry, type ServiceState, type SessionEntry, sessionState } from './state.ts';
 
 /** Why a session ended (a metric label). */
-export type EndReason = 'idle' | 'expired' | 'instance_gone' | 'shutdown';
+export type EndReason = 'idle' | 'expired' | 'instance_gone' | 'shutdown' | 'service_removed';
 
 /** Options of `SessionTable`. */
 export interface SessionTableOptions {

@@ -37,6 +37,8 @@ export interface InstanceEntry {
   readyAt: number;
   /** True once the runtime reported its exit (it may still be `starting` then: #boot re-checks it). */
   exited: boolean;
+  /** Started from a container spec a reload replaced: it serves its sessions to their end, takes no new one. */
+  retired: boolean;
 }
 
 /** One session bound to one instance. */

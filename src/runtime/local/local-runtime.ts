@@ -40,6 +40,8 @@ interface Proc {
 }
 
 const HOST = '127.0.0.1';
+/** How long a start that failed waits for the rest of the instance's output (a grandchild may hold its pipes). */
+const STDIO_DRAIN_MS = 1000;
 
 /** Runs instances as local process groups. */
 export class LocalRuntime implements InstanceRuntime {
@@ -89,6 +91,10 @@ export class LocalRuntime implements InstanceRuntime {
     child.stdout?.on('data', (c: Buffer) => logs.write('stdout', c));
     child.stderr?.on('data', (c: Buffer) => logs.write('stderr', c));
     const gone = new AbortController();
+    // 'close' comes after 'exit' once stdout and stderr are read to their end: the last lines of a
+    // failed start (its real cause) are in the buffer only then.
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    void closed.then(() => logs.end());
     let exitInfo: { code: number | null; signal: string | null } | undefined;
     const proc: Proc = { name: spec.name, child, pid: child.pid, logs, requested: false, exited: Promise.resolve() };
     proc.exited = new Promise<void>((resolve) => {
@@ -124,6 +130,7 @@ export class LocalRuntime implements InstanceRuntime {
     });
     if (ready) return { name: spec.name, pid: proc.pid, host: HOST, port };
     if (exitInfo) {
+      await Promise.race([closed, new Promise((r) => setTimeout(r, STDIO_DRAIN_MS).unref())]);
       throw new Error(
         `instance ${spec.name} exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal})`,
       );

@@ -19,6 +19,8 @@ export type Call = `${'start' | 'pause' | 'resume' | 'delete'} ${string}`;
 export class FakeRuntime implements InstanceRuntime {
   readonly calls: Call[] = [];
   readonly live = new Map<string, { paused: boolean; pid: number }>();
+  /** The spec each instance was started with, by name. */
+  readonly specs = new Map<string, InstanceSpec>();
   /** When set, starts wait for it. */
   gate: Promise<void> | undefined;
   /** When true, starts fail. */
@@ -30,6 +32,7 @@ export class FakeRuntime implements InstanceRuntime {
 
   async start(spec: InstanceSpec): Promise<StartedInstance> {
     this.calls.push(`start ${spec.name}`);
+    this.specs.set(spec.name, spec);
     if (this.gate) await this.gate;
     if (this.failStarts) throw new Error(`instance ${spec.name} exited before it was ready`);
     const pid = ++this.#pid;
