@@ -15,6 +15,8 @@ export interface BannerService {
 /** What the banners show. */
 export interface BannerInput {
   memoryUrl?: string;
+  /** The shared store, when not the embedded one, e.g. `PostgreSQL postgres://tether:***@db/tether`. */
+  store?: string;
   /** The admin key file, or null when the key came from TETHER_ADMIN_KEY. */
   adminKeyFile?: string | null;
   gatewayUrl?: string;
@@ -38,6 +40,7 @@ export function banner(title: string, b: BannerInput): string {
   if (b.memoryUrl) {
     const key = b.adminKeyFile ? `admin key: ${b.adminKeyFile}` : 'admin key: from TETHER_ADMIN_KEY';
     lines.push(`  memory server   ${b.memoryUrl}   (${key})`);
+    if (b.store) lines.push(`  Store: ${b.store}`);
   }
   if (b.gatewayUrl && b.adminUrl) {
     const token = b.adminTokenFile

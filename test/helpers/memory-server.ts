@@ -43,7 +43,13 @@ export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
     Pick<
       StandaloneOptions,
-      'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'limits' | 'maxScanEvents' | 'consoleGateway'
+      | 'plugins'
+      | 'keyCacheTtlMs'
+      | 'metricsToken'
+      | 'limits'
+      | 'maxScanEvents'
+      | 'maxBodyBytesInWork'
+      | 'consoleGateway'
     >
   > = {},
 ): Promise<TestMemoryServer> {
@@ -61,6 +67,7 @@ export async function startTestMemoryServer(
     metricsToken: options.metricsToken,
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
+    maxBodyBytesInWork: options.maxBodyBytesInWork,
     consoleGateway: options.consoleGateway,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {
