@@ -8,17 +8,19 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { systemClock } from '../common/clock.ts';
 import { parseDuration } from '../common/durations.ts';
-import { createLogger } from '../common/log.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
+import { banner, printBanner } from './banner.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
 interface GatewayFlags {
+  logFormat: string;
   port: string;
   adminPort: string;
   services: string;
@@ -93,6 +95,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--sandbox-service-account <name>', 'kubernetes: service account of sandbox pods', 'tether-sandbox')
     .option('--memory-namespace <ns>', 'kubernetes: namespace of the memory server (sandbox egress)', 'tether')
     .option('--kubernetes-timeout <duration>', 'kubernetes: timeout of each API call', '5s')
+    .addOption(logFormatOption())
     .action(async (flags: GatewayFlags) => {
       if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
         throw new Error(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime}'`);
@@ -100,7 +103,8 @@ export function registerGatewayCommand(program: Command): void {
       if (flags.sessionStore !== 'memory') {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
       }
-      const log = createLogger({ name: 'tether-gateway' });
+      const log = commandLogger('tether-gateway', flags);
+      const adminToken = flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined);
       const requested = parseIsolationMode(flags.isolation);
       const isolation = await createIsolation({
         requested,
@@ -127,7 +131,7 @@ export function registerGatewayCommand(program: Command): void {
         proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
         stateDir: flags.stateDir,
         maxInstances: positive('--max-instances', flags.maxInstances),
-        adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
+        adminToken,
         claimSecret: secrets.claimSecret,
         sessionSecret: secrets.sessionSecret,
         signedSessionKeys: flags.signedSessionKeys ?? false,
@@ -136,6 +140,17 @@ export function registerGatewayCommand(program: Command): void {
         sessionStore: new MemorySessionStore(),
         log,
       });
+      await printBanner(
+        log,
+        banner(`Tether session gateway is up at ${gateway.publicUrl}`, {
+          gatewayUrl: gateway.publicUrl,
+          adminUrl: gateway.adminUrl,
+          adminTokenGiven: adminToken !== undefined,
+          consoleUrl: `${gateway.adminUrl}/console/`,
+          services: gateway.services,
+          domain: flags.domain,
+        }),
+      );
       onShutdown(log, () => gateway.close());
       onReloadSignal(log, () => gateway.reload());
     });

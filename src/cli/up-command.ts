@@ -5,9 +5,10 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { createLogger } from '../common/log.ts';
 import { parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { startLocalPlatform } from '../up/platform.ts';
+import { banner, printBanner } from './banner.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
@@ -15,6 +16,7 @@ import { onShutdown } from './shutdown.ts';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 
 interface UpFlags {
+  logFormat: string;
   data: string;
   services: string[];
   host: string;
@@ -54,8 +56,9 @@ export function registerUpCommand(program: Command): void {
       '--signed-session-keys',
       'services without tether.dev/signed-session-keys accept only keys the gateway issued',
     )
+    .addOption(logFormatOption())
     .action(async (flags: UpFlags) => {
-      const log = createLogger({ name: 'tether-up' });
+      const log = commandLogger('tether-up', flags);
       const platform = await startLocalPlatform({
         dataDir: flags.data,
         services: flags.services,
@@ -70,21 +73,19 @@ export function registerUpCommand(program: Command): void {
         signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });
-      const gw = platform.gateway.publicUrl;
-      process.stdout.write(
-        [
-          '',
-          'Tether is up.',
-          `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
-          `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
-          `                  (admin token: ${platform.adminTokenFile}; send Authorization: Bearer <token>)`,
-          `  isolation       ${platform.isolation}${platform.isolation === 'none' ? '   (instances are plain processes of this user: README, Security notes)' : ''}`,
-          '',
-          'Try an agent with memory (same cookie = same session; it remembers across instances):',
-          `  curl -s -H 'Host: memory-agent.default.${flags.domain}' -H 'Cookie: agent=alice' ${gw}/`,
-          `  curl -s -H 'Host: ai-agent-pause.default.${flags.domain}' -H 'Cookie: test=11' ${gw}/`,
-          '',
-        ].join('\n'),
+      await printBanner(
+        log,
+        banner('Tether is up.', {
+          memoryUrl: platform.memory.url,
+          adminKeyFile: platform.memory.adminKeyFile,
+          gatewayUrl: platform.gateway.publicUrl,
+          adminUrl: platform.gateway.adminUrl,
+          adminTokenFile: platform.adminTokenFile,
+          consoleUrl: platform.consoleUrl,
+          services: platform.services,
+          domain: flags.domain,
+          isolation: platform.isolation,
+        }),
       );
       onShutdown(log, () => platform.close());
       onReloadSignal(log, () => platform.gateway.reload());

@@ -86,6 +86,7 @@ export function describeInstance(i: InstanceEntry, reveal: boolean) {
     service: i.service.config.name,
     state: i.state,
     pid: i.pid,
+    ready_at: i.readyAt ? new Date(i.readyAt).toISOString() : null,
     sessions: [...i.sessions].map((s) => (reveal ? s.key : keyPrefix(s.key))),
     warm: i.warm,
   };

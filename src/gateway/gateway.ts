@@ -101,6 +101,8 @@ export interface Gateway {
   publicUrl: string;
   /** e.g. `http://127.0.0.1:8082` */
   adminUrl: string;
+  /** The services it was started with (the banner's curl lines). */
+  services: readonly ServiceConfig[];
   /** Runs one reconcile pass now (tests with a ManualClock). */
   reconcile(): void;
   /**
@@ -228,6 +230,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     publicUrl,
     adminUrl,
+    services: configs,
     reconcile,
     reload() {
       const run = reloading.then(reload);

@@ -16,6 +16,7 @@ import { loadOrCreateSecret } from '../common/secret-file.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
+import type { ServiceConfig } from '../gateway/services/service-config.ts';
 import { createIsolation, defaultSandboxDir, type IsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
@@ -68,6 +69,10 @@ export interface LocalPlatformOptions {
 export interface LocalPlatform {
   memory: RunningMemoryServer;
   gateway: Gateway;
+  /** The services loaded from the manifests. */
+  services: readonly ServiceConfig[];
+  /** The web console: on the memory server, reaching the gateway admin API through it. */
+  consoleUrl: string;
   authority: AuthorityApiServer;
   /** The isolation in force. */
   isolation: 'namespaces' | 'none';
@@ -106,6 +111,8 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
 
   let memory: RunningMemoryServer | undefined;
   let isolation: Isolation | undefined;
+  // Known once the gateway listens; until then the console shows memory only.
+  let gatewayAdminUrl: string | undefined;
   try {
     memory = await startMemoryServer({
       host: o.host ?? '127.0.0.1',
@@ -115,6 +122,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       log: log.child({ component: 'memory' }),
       adminKey: o.adminKey,
       clock,
+      consoleGateway: () => gatewayAdminUrl,
       plugins: kubernetesPlugins(
         {
           kubernetes: true,
@@ -162,11 +170,14 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       log,
       clock,
     });
+    gatewayAdminUrl = gateway.adminUrl;
     const mem = memory;
     let closing: Promise<void> | undefined;
     return {
       memory: mem,
       gateway,
+      services,
+      consoleUrl: `${mem.url}/console/`,
       authority: api,
       isolation: isolation ? isolation.mode : 'none',
       adminTokenFile,
