@@ -60,6 +60,8 @@ before(async () => {
     adminPort: 0,
     defaultRegistry: starterRegistry('personal'),
     graceMs: 500,
+    // The console is under test, not isolation (test/up/ covers it): plain processes start faster.
+    isolation: 'none',
     log: silentLogger(),
   });
   adminKey = readFileSync(platform.memory.adminKeyFile as string, 'utf8').trim();
