@@ -2,7 +2,7 @@
  * @module
  * SQL of the PostgreSQL store that reads and writes facts, as functions over a client (a pool, or
  * the client of an open transaction): events appended with their index words in one statement,
- * belief changes in three, the heads of a whole batch in two. Arrays go in through `unnest`, so a
+ * belief changes in three, the heads of a whole batch in one. Arrays go in through `unnest`, so a
  * statement's cost in round trips does not grow with the batch.
  */
 import type pg from 'pg';
@@ -142,28 +142,34 @@ export async function applyBeliefChanges(db: Queryable, changes: BeliefChange[])
   }
 }
 
-/** The heads of several facts, in request order, in two statements. */
+/**
+ * The heads of several facts, in request order, in one statement (a write's transaction pays a round
+ * trip per statement): each request's beliefs, or one row of NULLs when it has none, each row with the
+ * fact's newest `observed_at` (an index lookup on `events_fact`).
+ */
 export async function readFactHeads(db: Queryable, requests: FactHeadRequest[]): Promise<FactHead[]> {
   if (requests.length === 0) return [];
-  const cols = [requests.map((r) => r.namespace), requests.map((r) => r.subject), requests.map((r) => r.predicate)];
-  const beliefs = await db.query<BeliefRow & { i: number }>(
-    `SELECT r.i, ${E}, b.replaced AS belief_replaced
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ns, s, p, vk, i)
-     JOIN beliefs b ON b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p
-       AND (r.vk IS NULL OR b.value_key = r.vk)
-     JOIN events e ON e.id = b.event_id
-     ORDER BY r.i, b.observed_at, b.event_id`,
-    [...cols, requests.map((r) => r.valueKey ?? null)],
-  );
-  const last = await db.query<{ i: number; last: number | null }>(
+  const res = await db.query<BeliefRow & { i: number; last: number | null }>(
     `SELECT r.i, (SELECT max(observed_at) FROM events
-                  WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last
-     FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(ns, s, p, i)`,
-    cols,
+                  WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last,
+            ${E}, b.replaced AS belief_replaced
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ns, s, p, vk, i)
+     LEFT JOIN (beliefs b JOIN events e ON e.id = b.event_id)
+       ON b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p AND (r.vk IS NULL OR b.value_key = r.vk)
+     ORDER BY r.i, b.observed_at, b.event_id`,
+    [
+      requests.map((r) => r.namespace),
+      requests.map((r) => r.subject),
+      requests.map((r) => r.predicate),
+      requests.map((r) => r.valueKey ?? null),
+    ],
   );
   const heads: FactHead[] = requests.map(() => ({ beliefs: [], lastObservedAt: null }));
-  for (const row of beliefs.rows) heads[row.i - 1]?.beliefs.push(rowToBelief(row));
-  for (const row of last.rows) (heads[row.i - 1] as FactHead).lastObservedAt = row.last;
+  for (const row of res.rows) {
+    const head = heads[row.i - 1] as FactHead;
+    head.lastObservedAt = row.last;
+    if (row.id !== null) head.beliefs.push(rowToBelief(row));
+  }
   return heads;
 }
 
