@@ -95,6 +95,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
       scheduler.drain(inst.service);
       poke();
     },
+    onChange: () => {},
   });
   const table = new SessionTable({ store: o.store, pool, clock: o.clock, log: o.log, metrics, onEnded: () => poke() });
   const scheduler = new Scheduler({

@@ -119,6 +119,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     tickMs: options.reconcileIntervalMs ?? 200,
   });
   const { services, scheduler, metrics, reconcile } = core;
+  await removeLeftovers(runtime, log);
   const router = new Router(services);
 
   const proxyTimeoutMs = options.proxyTimeoutMs ?? 300_000;
@@ -191,6 +192,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       return closing;
     },
   };
+}
+
+/**
+ * Deletes the instances a previous gateway left running (stopped without deleting them, or SIGKILLed): the
+ * session store keeps no binding to them, so nothing may route there and no process may be left behind.
+ */
+async function removeLeftovers(runtime: InstanceRuntime, log: Logger): Promise<void> {
+  const found = await runtime.list();
+  await Promise.all(
+    found.map(async (i) => {
+      if ((await runtime.adopt(i)) === undefined) return;
+      log.warn({ instance: i.name, pid: i.pid }, 'deleting a leftover instance of a previous gateway');
+      await runtime.delete(i.name);
+    }),
+  );
 }
 
 function listen(server: NetServer, port: number, host: string): Promise<void> {

@@ -32,6 +32,8 @@ export interface InstancePoolOptions {
   maxInstances?: number;
   /** Called once when an instance is gone (exited, failed to start): end its sessions, drain the queue. */
   onGone: (inst: InstanceEntry) => void;
+  /** Called when an instance became ready, paused or resumed (its record in the session store is due). */
+  onChange: (inst: InstanceEntry) => void;
 }
 
 /** Starts, pauses, resumes and deletes instances through an `InstanceRuntime`. */
@@ -99,6 +101,7 @@ export class InstancePool {
       inflight: 0,
       ready: Promise.resolve(),
       resuming: null,
+      pausing: null,
       readyAt: 0,
       exited: false,
     };
@@ -110,30 +113,52 @@ export class InstancePool {
   }
 
   /**
-   * Pauses a running instance (state changes at once). Its idle keep-alive sockets are dropped first:
-   * the app's keep-alive timers may fire the moment it resumes, and a request written on such a socket
-   * would be reset.
+   * Pauses a running instance: `pausing` at once (no new request is routed to it), `paused` once the runtime
+   * observed it. Its idle keep-alive sockets are dropped first: the app's keep-alive timers may fire the
+   * moment it resumes, and a request written on such a socket would be reset.
    */
-  async pause(inst: InstanceEntry): Promise<void> {
-    if (inst.state !== 'running') return;
-    inst.state = 'paused';
+  pause(inst: InstanceEntry): Promise<void> {
+    if (inst.state !== 'running') return inst.pausing ?? Promise.resolve();
+    inst.state = 'pausing';
     if (inst.upstream) {
       inst.upstream.destroy();
       inst.upstream = new UpstreamPool(inst.host, inst.port);
     }
-    this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
-    await this.#o.runtime.pause(inst.name).catch((err: unknown) => this.#failed('pause', inst, err));
+    inst.pausing = this.#o.runtime.pause(inst.name).then(
+      () => {
+        inst.pausing = null;
+        if (inst.state !== 'pausing') return;
+        inst.state = 'paused';
+        this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
+        this.#o.onChange(inst);
+      },
+      (err: unknown) => {
+        inst.pausing = null;
+        this.#failed('pause', inst, err);
+        if (inst.state === 'pausing') inst.state = 'running';
+      },
+    );
+    return inst.pausing;
   }
 
-  /** Resumes a paused instance; concurrent callers share one resume. */
+  /** Resumes a paused (or pausing) instance; concurrent callers share one resume. */
   resume(inst: InstanceEntry): Promise<void> {
     if (inst.resuming) return inst.resuming;
+    if (inst.state === 'pausing' && inst.pausing) {
+      // Resume what is being paused once the pause is done (a half-done pause is not resumable everywhere).
+      inst.resuming = inst.pausing.then(() => {
+        inst.resuming = null;
+        return this.resume(inst);
+      });
+      return inst.resuming;
+    }
     if (inst.state !== 'paused') return Promise.resolve();
     inst.state = 'running';
     const t0 = performance.now();
     inst.resuming = this.#o.runtime.resume(inst.name).finally(() => {
       inst.resuming = null;
       this.#o.metrics.resumeDuration.observe({ service: inst.service.config.name }, (performance.now() - t0) / 1000);
+      this.#o.onChange(inst);
     });
     return inst.resuming;
   }
@@ -182,6 +207,7 @@ export class InstancePool {
       if (inst.exited) throw new Error(`instance ${inst.name} exited while starting`);
       inst.state = 'running';
       inst.readyAt = Date.now();
+      this.#o.onChange(inst);
       if (inst.warm) await this.pause(inst);
       this.#o.log.info({ instance: inst.name, pid: inst.pid, warm: inst.warm }, 'instance ready');
     } catch (err) {

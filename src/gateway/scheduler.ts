@@ -191,7 +191,7 @@ export class Scheduler {
   async #ready(inst: InstanceEntry): Promise<void> {
     await inst.ready; // rejects when the start failed, even if that is already known
 
-    if (inst.state === 'paused') await this.#o.pool.resume(inst);
+    if (inst.state === 'paused' || inst.state === 'pausing') await this.#o.pool.resume(inst);
     else if (inst.resuming) await inst.resuming;
   }
 }

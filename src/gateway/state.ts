@@ -10,8 +10,11 @@ import type { ServiceRequestMetrics } from './metrics.ts';
 import type { UpstreamPool } from './proxy/upstream-pool.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 
-/** Lifecycle of an instance as the admin API shows it. */
-export type InstanceState = 'starting' | 'running' | 'paused' | 'stopping';
+/**
+ * Lifecycle of an instance as the admin API shows it. `pausing` lasts until the runtime observed the pause
+ * (instant locally, seconds on Kubernetes); only then is it `paused`.
+ */
+export type InstanceState = 'starting' | 'running' | 'pausing' | 'paused' | 'stopping';
 
 /** One instance of a service. */
 export interface InstanceEntry {
@@ -33,6 +36,8 @@ export interface InstanceEntry {
   ready: Promise<void>;
   /** Pending resume, awaited by concurrent requests. */
   resuming: Promise<void> | null;
+  /** Pending pause (state `pausing`), awaited by a resume. */
+  pausing: Promise<void> | null;
   /** Epoch ms (real time) it became ready; 0 until then. */
   readyAt: number;
   /** True once the runtime reported its exit (it may still be `starting` then: #boot re-checks it). */

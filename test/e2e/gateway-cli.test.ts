@@ -155,7 +155,7 @@ describe('tether gateway (command line)', () => {
     });
     await listening(second);
     await waitFor('orphans killed', () => pids.every(isGone), { timeoutMs: 5000 });
-    assert.match(second.out(), /killed orphaned instance/);
+    assert.match(second.out(), /deleting a leftover instance of a previous gateway/);
     second.child.kill('SIGTERM');
     const [code] = await once(second.child, 'exit');
     assert.equal(code, 0);

@@ -30,6 +30,8 @@ describe('gateway core (fake runtime, manual clock)', () => {
     const name = s.instance.name;
     clock.advance(10 * 60_000);
     core.reconcile();
+    assert.equal(s.instance.state, 'pausing', 'paused only once the runtime observed it');
+    await s.instance.pausing;
     assert.equal(s.instance.state, 'paused');
     assert.deepEqual(runtime.live.get(name)?.paused, true);
     core.reconcile(); // idempotent
@@ -39,6 +41,32 @@ describe('gateway core (fake runtime, manual clock)', () => {
     assert.equal(again, s);
     assert.equal(runtime.live.get(name)?.paused, false);
     assert.equal(runtime.count('start'), 1);
+  });
+
+  it('a request during a slow pause waits for the pause to be observed, then resumes the instance', async () => {
+    const { clock, runtime, core, svc } = setup({
+      'serving.knative.dev/sandbox-idle-policy': 'pause',
+      'serving.knative.dev/session-timeout': '10m',
+    });
+    const s = await hit(core, svc, 'k1');
+    let observed!: () => void;
+    runtime.pauseGate = new Promise((r) => {
+      observed = r;
+    });
+    clock.advance(10 * 60_000);
+    core.reconcile();
+    assert.equal(s.instance.state, 'pausing');
+    assert.equal(core.scheduler.route(svc, 'k1'), undefined, 'nothing is routed to a pausing instance');
+    const next = hit(core, svc, 'k1');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(runtime.count('resume'), 0, 'no resume before the pause is observed');
+    observed();
+    assert.equal(await next, s);
+    assert.deepEqual(
+      runtime.calls.filter((c) => !c.startsWith('start')),
+      [`pause ${s.instance.name}`, `resume ${s.instance.name}`],
+    );
+    assert.equal(s.instance.state, 'running');
   });
 
   it('a request in flight is activity; expiry ends the session regardless', async () => {

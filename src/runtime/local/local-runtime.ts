@@ -1,16 +1,38 @@
 /**
  * @module
  * The local `InstanceRuntime`: each instance is a process spawned directly (no shell, so its pid is the
- * app's own) as the leader of its own process group. Pause = SIGSTOP to the group, resume = SIGCONT,
- * delete = SIGTERM then SIGKILL after a grace period. Output is kept in a bounded buffer. Each live
- * instance is recorded in `stateDir`, so the next runtime reaps what a SIGKILLed gateway left (orphans.ts).
+ * app's own) as the leader of its own process group and session, so it outlives the gateway. Pause = SIGSTOP
+ * to the group, resume = SIGCONT, each resolved once /proc shows it; delete = SIGTERM then SIGKILL after a
+ * grace period. Output goes to files (log-files.ts). Each live instance is recorded in `stateDir`
+ * (orphans.ts), so a later runtime can `list` and `adopt` what a stopped or SIGKILLed gateway left.
  * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import type { Logger } from '../../common/log.ts';
-import type { InstanceExit, InstanceRuntime, InstanceSpec, LogLine, StartedInstance } from '../runtime.ts';
-import { LogBuffer } from './log-buffer.ts';
-import { defaultStateDir, forgetInstance, reapOrphans, recordInstance } from './orphans.ts';
+import type {
+  InstanceExit,
+  InstanceIdentity,
+  InstanceRuntime,
+  InstanceSpec,
+  LogLine,
+  ObservedInstance,
+  StartedInstance,
+} from '../runtime.ts';
+import type { LogBuffer } from './log-buffer.ts';
+import { LogTail, openOutputFiles } from './log-files.ts';
+import {
+  defaultStateDir,
+  ensureStateDir,
+  forgetInstance,
+  type InstanceRecord,
+  isAlive,
+  isSameProcess,
+  leftovers,
+  readRecord,
+  recordInstance,
+  statOf,
+} from './orphans.ts';
 import { instanceEnv } from './process-env.ts';
 import { pickFreePort, waitReady } from './readiness.ts';
 
@@ -24,22 +46,30 @@ export interface LocalRuntimeOptions {
   /** How many ended instances keep their logs visible. @default 50 */
   keepEnded?: number;
   /**
-   * Folder of the live-instance records; at construction, instances left there by a dead gateway are killed.
-   * Records of a live gateway are left alone, so gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
+   * Folder of the live-instance records and output files. Records of a live gateway are left alone, so
+   * gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
    */
   stateDir?: string;
 }
 
 interface Proc {
   name: string;
-  child: ChildProcess;
+  /** The ChildProcess when this runtime spawned it; null for an adopted one (watched through /proc). */
+  child: ChildProcess | null;
   pid: number;
-  logs: LogBuffer;
+  record: InstanceRecord;
+  logs: LogTail;
   requested: boolean;
   exited: Promise<void>;
+  /** Reports the exit (once). */
+  settle: (code: number | null, signal: string | null) => void;
 }
 
 const HOST = '127.0.0.1';
+/** How often output files are read and adopted processes checked (ms). */
+const WATCH_MS = 500;
+/** How long a pause or resume may take to show in /proc before it is reported as failed (ms). */
+const OBSERVE_MS = 2000;
 
 /** Runs instances as local process groups. */
 export class LocalRuntime implements InstanceRuntime {
@@ -51,6 +81,7 @@ export class LocalRuntime implements InstanceRuntime {
   readonly #logLines: number;
   readonly #keepEnded: number;
   readonly #stateDir: string;
+  readonly #watch: NodeJS.Timeout;
   readonly #killAllSync = () => {
     for (const p of this.#procs.values()) signalGroup(p.pid, 'SIGKILL');
   };
@@ -63,8 +94,11 @@ export class LocalRuntime implements InstanceRuntime {
     this.#keepEnded = options.keepEnded ?? 50;
     if (!(this.#graceMs >= 0)) throw new Error(`Cannot run instances as 'graceMs' must be >= 0: got ${this.#graceMs}`);
     this.#stateDir = options.stateDir ?? defaultStateDir();
-    reapOrphans(this.#stateDir, this.#log);
-    // Backstop: whatever happens, an exiting gateway leaves no instance behind (SIGKILL: see reapOrphans).
+    ensureStateDir(this.#stateDir);
+    this.#watch = setInterval(() => this.#check(), WATCH_MS);
+    this.#watch.unref();
+    // Backstop: a gateway exiting without close() or detach() leaves no instance behind (after SIGKILL the
+    // next gateway adopts or deletes them: list()).
     process.on('exit', this.#killAllSync);
   }
 
@@ -74,47 +108,45 @@ export class LocalRuntime implements InstanceRuntime {
     if (!file) throw new Error(`instance ${spec.name} has no command`);
     const port = await pickFreePort();
     if (this.#closed) throw new Error('runtime is closed'); // closed while picking a port: spawn nothing
-    const logs = new LogBuffer(this.#logLines);
-    const child = spawn(file, args, {
-      cwd: spec.workingDir,
-      env: instanceEnv(spec, port),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const fds = openOutputFiles(this.#stateDir, spec.name);
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd: spec.workingDir,
+        env: instanceEnv(spec, port),
+        detached: true,
+        stdio: ['ignore', fds.out, fds.err],
+      });
+    } finally {
+      closeSync(fds.out);
+      closeSync(fds.err);
+    }
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     if (child.pid === undefined) {
       const err = await spawnError;
+      forgetInstance(this.#stateDir, spec.name);
       throw new Error(`instance ${spec.name} could not start '${file}': ${err.message}`);
     }
-    child.stdout?.on('data', (c: Buffer) => logs.write('stdout', c));
-    child.stderr?.on('data', (c: Buffer) => logs.write('stderr', c));
+    const pid = child.pid;
+    const record: InstanceRecord = {
+      instance: spec.name,
+      service: spec.service,
+      pgid: pid,
+      startTime: statOf(pid)?.startTime ?? '',
+      host: HOST,
+      port,
+      owner: process.pid,
+    };
     const gone = new AbortController();
     let exitInfo: { code: number | null; signal: string | null } | undefined;
-    const proc: Proc = { name: spec.name, child, pid: child.pid, logs, requested: false, exited: Promise.resolve() };
-    proc.exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        exitInfo = { code, signal };
-        gone.abort();
-        logs.end();
-        signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
-        this.#procs.delete(spec.name);
-        forgetInstance(this.#stateDir, spec.name);
-        this.#remember(spec.name, logs);
-        this.#log.info(
-          { instance: spec.name, pid: proc.pid, code, signal, requested: proc.requested },
-          'instance exited',
-        );
-        for (const l of this.#listeners) l(spec.name, { code, signal, requested: proc.requested });
-        resolve();
-      });
+    const proc = this.#track(spec.name, child, record, new LogTail(this.#stateDir, spec.name, this.#logLines));
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      gone.abort();
+      proc.settle(code, signal);
     });
-    this.#procs.set(spec.name, proc);
-    try {
-      recordInstance(this.#stateDir, spec.name, proc.pid);
-    } catch (err) {
-      this.#log.warn({ instance: spec.name, err: (err as Error).message }, 'instance record not written');
-    }
-    this.#log.info({ instance: spec.name, pid: proc.pid, port }, 'instance spawned');
+    this.#write(record);
+    this.#log.info({ instance: spec.name, pid, port }, 'instance spawned');
     const ready = await waitReady({
       host: HOST,
       port,
@@ -122,7 +154,7 @@ export class LocalRuntime implements InstanceRuntime {
       timeoutMs: spec.startTimeoutMs,
       signal: gone.signal,
     });
-    if (ready) return { name: spec.name, pid: proc.pid, host: HOST, port };
+    if (ready) return { name: spec.name, pid, incarnation: record.startTime || null, host: HOST, port };
     if (exitInfo) {
       throw new Error(
         `instance ${spec.name} exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal})`,
@@ -134,12 +166,16 @@ export class LocalRuntime implements InstanceRuntime {
 
   async pause(name: string): Promise<void> {
     const p = this.#procs.get(name);
-    if (p) signalGroup(p.pid, 'SIGSTOP');
+    if (!p) throw new Error(`instance ${name} is not running`);
+    signalGroup(p.pid, 'SIGSTOP');
+    await observe(p.pid, (s) => s === 'T' || s === 't', `instance ${name} did not stop`);
   }
 
   async resume(name: string): Promise<void> {
     const p = this.#procs.get(name);
-    if (p) signalGroup(p.pid, 'SIGCONT');
+    if (!p) throw new Error(`instance ${name} is not running`);
+    signalGroup(p.pid, 'SIGCONT');
+    await observe(p.pid, (s) => s !== 'T' && s !== 't', `instance ${name} did not continue`);
   }
 
   async delete(name: string): Promise<void> {
@@ -149,24 +185,122 @@ export class LocalRuntime implements InstanceRuntime {
     signalGroup(p.pid, 'SIGTERM');
     signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM
     const timer = setTimeout(() => signalGroup(p.pid, 'SIGKILL'), this.#graceMs);
+    // An adopted process is not our child: no 'exit' event, so watch /proc closely meanwhile.
+    const poll = p.child === null ? setInterval(() => this.#checkOne(p), 20) : undefined;
     await p.exited;
     clearTimeout(timer);
+    if (poll) clearInterval(poll);
   }
 
   logs(name: string): LogLine[] | undefined {
-    return (this.#procs.get(name)?.logs ?? this.#ended.get(name))?.lines();
+    const live = this.#procs.get(name);
+    if (live) {
+      live.logs.poll();
+      return live.logs.buffer.lines();
+    }
+    return this.#ended.get(name)?.lines();
   }
 
   onExit(listener: (name: string, exit: InstanceExit) => void): void {
     this.#listeners.push(listener);
   }
 
+  async list(): Promise<ObservedInstance[]> {
+    const out: ObservedInstance[] = [];
+    for (const rec of leftovers(this.#stateDir)) {
+      if (this.#procs.has(rec.instance)) continue;
+      out.push(observed(rec));
+    }
+    return out;
+  }
+
+  async adopt(identity: InstanceIdentity): Promise<ObservedInstance | undefined> {
+    if (this.#closed) throw new Error('runtime is closed');
+    if (this.#procs.has(identity.name)) return undefined;
+    const rec = readRecord(this.#stateDir, identity.name);
+    if (rec === undefined || rec.pgid !== identity.pid || rec.startTime !== identity.incarnation) return undefined;
+    // A live owner is another running gateway: its instances are not ours to take.
+    if ((rec.owner !== process.pid && isAlive(rec.owner)) || !isSameProcess(rec.pgid, rec.startTime, rec.instance)) {
+      return undefined;
+    }
+    const record = { ...rec, owner: process.pid };
+    this.#write(record);
+    this.#track(rec.instance, null, record, new LogTail(this.#stateDir, rec.instance, this.#logLines, true));
+    this.#log.info({ instance: rec.instance, pid: rec.pgid }, 'instance adopted');
+    return observed(record);
+  }
+
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await Promise.all([...this.#procs.keys()].map((n) => this.delete(n)));
+      clearInterval(this.#watch);
       process.off('exit', this.#killAllSync);
     })();
     return this.#closed;
+  }
+
+  detach(): Promise<void> {
+    this.#closed ??= (async () => {
+      clearInterval(this.#watch);
+      process.off('exit', this.#killAllSync);
+      for (const p of this.#procs.values()) {
+        p.logs.end();
+        p.child?.removeAllListeners('exit');
+        p.child?.unref();
+      }
+      this.#procs.clear();
+    })();
+    return this.#closed;
+  }
+
+  /** Starts managing one process (spawned or adopted). */
+  #track(name: string, child: ChildProcess | null, record: InstanceRecord, logs: LogTail): Proc {
+    let resolveExited!: () => void;
+    const proc: Proc = {
+      name,
+      child,
+      pid: record.pgid,
+      record,
+      logs,
+      requested: false,
+      exited: new Promise<void>((r) => {
+        resolveExited = r;
+      }),
+      settle: (code, signal) => {
+        if (this.#procs.get(name) !== proc) return;
+        logs.end();
+        signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
+        this.#procs.delete(name);
+        forgetInstance(this.#stateDir, name);
+        this.#remember(name, logs.buffer);
+        this.#log.info({ instance: name, pid: proc.pid, code, signal, requested: proc.requested }, 'instance exited');
+        for (const l of this.#listeners) l(name, { code, signal, requested: proc.requested });
+        resolveExited();
+      },
+    };
+    this.#procs.set(name, proc);
+    return proc;
+  }
+
+  #write(record: InstanceRecord): void {
+    try {
+      recordInstance(this.#stateDir, record);
+    } catch (err) {
+      this.#log.warn({ instance: record.instance, err: (err as Error).message }, 'instance record not written');
+    }
+  }
+
+  /** The periodic pass: read output files, notice adopted processes that ended. */
+  #check(): void {
+    for (const p of [...this.#procs.values()]) {
+      p.logs.poll();
+      this.#checkOne(p);
+    }
+  }
+
+  #checkOne(p: Proc): void {
+    if (p.child !== null) return;
+    if (!isSameProcess(p.pid, p.record.startTime, p.name)) p.settle(null, null);
   }
 
   #remember(name: string, logs: LogBuffer): void {
@@ -176,6 +310,30 @@ export class LocalRuntime implements InstanceRuntime {
       if (oldest === undefined) break;
       this.#ended.delete(oldest);
     }
+  }
+}
+
+function observed(rec: InstanceRecord): ObservedInstance {
+  const state = statOf(rec.pgid)?.state;
+  return {
+    name: rec.instance,
+    service: rec.service,
+    pid: rec.pgid,
+    incarnation: rec.startTime || null,
+    host: rec.host,
+    port: rec.port,
+    state: state === 'T' || state === 't' ? 'paused' : 'running',
+  };
+}
+
+/** Waits until the /proc state letter of `pid` satisfies `ok` (or the process is gone). */
+async function observe(pid: number, ok: (state: string) => boolean, failure: string): Promise<void> {
+  const deadline = Date.now() + OBSERVE_MS;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 20)) {
+    const st = statOf(pid);
+    if (st === undefined || st.state === 'Z' || ok(st.state)) return;
+    if (Date.now() > deadline) throw new Error(failure);
+    await new Promise((r) => setTimeout(r, delay));
   }
 }
 
