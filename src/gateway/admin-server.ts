@@ -105,15 +105,22 @@ async function listSessions(o: AdminOptions) {
   const live = new Map(o.services.map((s) => [s.config.name, s]));
   return records.map((r) => {
     // The in-memory entry is fresher than the store (lastActive is flushed on the reconcile tick).
-    const s = live.get(r.service)?.sessions.get(r.key);
+    const svc = live.get(r.service);
+    const s = svc?.sessions.get(r.id);
     const lastActive = s?.lastActive ?? r.lastActive;
+    const timeout = svc?.config.sessionTimeoutMs ?? 0;
+    const idleAt = s ? (timeout > 0 ? lastActive + timeout : null) : r.idleAt;
     return {
-      key: r.key,
+      // The store holds only a hash of the key: a session bound elsewhere, or not seen since a restart, has none.
+      key: s?.key ?? null,
+      id: r.id.slice(0, 12),
       service: r.service,
       instance: r.instance,
       state: s ? sessionState(s) : r.state,
       last_active: new Date(lastActive).toISOString(),
+      idle_deadline: idleAt === null ? null : new Date(idleAt).toISOString(),
       expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(),
+      gateway: r.gateway,
     };
   });
 }
@@ -124,7 +131,7 @@ function describeInstance(i: InstanceEntry) {
     service: i.service.config.name,
     state: i.state,
     pid: i.pid,
-    sessions: [...i.sessions].map((s) => s.key),
+    sessions: [...i.sessions].map((s) => s.key ?? s.id.slice(0, 12)),
     warm: i.warm,
   };
 }

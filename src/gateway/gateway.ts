@@ -20,9 +20,11 @@ import { createFrontServer } from './proxy/front-server.ts';
 import { createHttpProxy } from './proxy/http-proxy.ts';
 import { sendSocketError } from './proxy/respond.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
+import { rehydrate } from './rehydrate.ts';
 import { Router } from './router.ts';
 import { loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
+import type { SessionEvents } from './session-table.ts';
 
 /** Options of `startGateway`. */
 export interface GatewayOptions {
@@ -67,7 +69,20 @@ export interface GatewayOptions {
    * killed at the next start. @default `<tmpdir>/tether-runtime-<user>` (shared safely between gateways)
    */
   stateDir?: string;
+  /**
+   * Where sessions and instances are kept. A durable one (Redis) makes instances outlive the gateway: `close()`
+   * leaves them running and the next gateway with the same `gatewayId` adopts them. @default MemorySessionStore
+   */
   sessionStore?: SessionStore;
+  /** This gateway's id in the session store (which gateway bound a session). @default 'gateway' */
+  gatewayId?: string;
+  /** Listeners of session bindings (bound / ended). */
+  events?: SessionEvents;
+  /**
+   * How long start-up waits for the session store before serving anyway (503 + Retry-After until the store is
+   * read; it is retried with back-off meanwhile) (ms). @default 5000
+   */
+  storeWaitMs?: number;
   runtime?: InstanceRuntime;
   log?: Logger;
   clock?: Clock;
@@ -104,8 +119,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs, stateDir: options.stateDir });
-  const store = options.sessionStore ?? new MemorySessionStore();
+  const store = options.sessionStore ?? new MemorySessionStore(options.clock);
+  const gatewayId = options.gatewayId ?? 'gateway';
   const core = createGatewayCore({
+    gatewayId,
+    events: options.events,
     services: configs,
     domain: options.domain ?? 'example.com',
     runtime,
@@ -119,7 +137,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     tickMs: options.reconcileIntervalMs ?? 200,
   });
   const { services, scheduler, metrics, reconcile } = core;
-  await removeLeftovers(runtime, log);
+  // Nothing is placed, started or reconciled before the store was read and the runtime's instances adopted.
+  core.hydrated = false;
+  scheduler.serving = false;
   const router = new Router(services);
 
   const proxyTimeoutMs = options.proxyTimeoutMs ?? 300_000;
@@ -147,7 +167,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   admin.on('clientError', malformed);
 
   const cleanup = async () => {
-    await runtime.close();
+    // A durable store keeps the bindings: leave their instances running for the next gateway to adopt.
+    if (store.durable) await runtime.detach();
+    else await runtime.close();
     await store.close();
   };
   try {
@@ -161,8 +183,30 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const tick = setInterval(reconcile, options.reconcileIntervalMs ?? 200);
   tick.unref();
-  reconcile();
-  if (options.waitForWarm ?? true) {
+  if (!store.durable) {
+    log.warn('session store: memory — sessions do not survive a gateway restart (use --session-store redis)');
+  }
+  let stopping = false;
+  const hydrated = (async () => {
+    await store.ready();
+    if (stopping) return false;
+    const t0 = performance.now();
+    const r = await rehydrate(core, { store, runtime, log, gatewayId });
+    core.hydrated = true;
+    scheduler.serving = true;
+    log.info({ ...r, ms: Math.round(performance.now() - t0) }, 'session store read');
+    reconcile();
+    return true;
+  })();
+  hydrated.catch((err: unknown) => {
+    if (!stopping) log.error({ err: (err as Error).message }, 'session store could not be read');
+  });
+  const waited = await Promise.race([
+    hydrated.catch(() => false),
+    new Promise<false>((r) => setTimeout(() => r(false), options.storeWaitMs ?? 5000).unref()),
+  ]);
+  if (!waited) log.warn('session store not reachable yet: answering 503 + Retry-After until it is');
+  if (waited && (options.waitForWarm ?? true)) {
     await Promise.all(services.flatMap((s) => [...s.instances.values()].map((i) => i.ready.catch(() => {}))));
   }
   const publicUrl = `http://${urlHost(pub, options.host ?? '0.0.0.0')}`;
@@ -176,6 +220,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     reconcile,
     close() {
       closing ??= (async () => {
+        stopping = true;
         clearInterval(tick);
         core.stop();
         const closed = Promise.all([
@@ -192,21 +237,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       return closing;
     },
   };
-}
-
-/**
- * Deletes the instances a previous gateway left running (stopped without deleting them, or SIGKILLed): the
- * session store keeps no binding to them, so nothing may route there and no process may be left behind.
- */
-async function removeLeftovers(runtime: InstanceRuntime, log: Logger): Promise<void> {
-  const found = await runtime.list();
-  await Promise.all(
-    found.map(async (i) => {
-      if ((await runtime.adopt(i)) === undefined) return;
-      log.warn({ instance: i.name, pid: i.pid }, 'deleting a leftover instance of a previous gateway');
-      await runtime.delete(i.name);
-    }),
-  );
 }
 
 function listen(server: NetServer, port: number, host: string): Promise<void> {

@@ -7,7 +7,8 @@
 import { request } from 'node:http';
 import { randomAlphanumeric } from '../common/ids.ts';
 import type { Logger } from '../common/log.ts';
-import { type InstanceExit, type InstanceRuntime, PROBE_HEADER } from '../runtime/runtime.ts';
+import { type InstanceExit, type InstanceRuntime, type ObservedInstance, PROBE_HEADER } from '../runtime/runtime.ts';
+import type { InstanceRecord } from '../sessions/session-store.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { UpstreamPool } from './proxy/upstream-pool.ts';
 import type { InstanceEntry, ServiceState } from './state.ts';
@@ -104,12 +105,69 @@ export class InstancePool {
       pausing: null,
       readyAt: 0,
       exited: false,
+      incarnation: null,
+      foreign: false,
     };
     svc.instances.set(name, inst);
     this.#byName.set(name, inst);
     inst.ready = this.#boot(inst);
     inst.ready.catch(() => {}); // observed by waiters; failures are handled in #boot
     return inst;
+  }
+
+  /**
+   * Manages an instance the runtime adopted (left running by a previous gateway), in the state observed.
+   * @param warm true when the store had it in the warm pool
+   */
+  adopted(svc: ServiceState, found: ObservedInstance, warm: boolean): InstanceEntry {
+    const inst: InstanceEntry = {
+      name: found.name,
+      service: svc,
+      state: found.state,
+      pid: found.pid,
+      host: found.host,
+      port: found.port,
+      upstream: new UpstreamPool(found.host, found.port),
+      sessions: new Set(),
+      warm,
+      inflight: 0,
+      ready: Promise.resolve(),
+      resuming: null,
+      pausing: null,
+      readyAt: Date.now(),
+      exited: false,
+      incarnation: found.incarnation,
+      foreign: false,
+    };
+    svc.instances.set(inst.name, inst);
+    this.#byName.set(inst.name, inst);
+    return inst;
+  }
+
+  /**
+   * An instance another gateway manages, for proxying one of its sessions: not counted, never paused, resumed
+   * or deleted from here.
+   */
+  foreign(svc: ServiceState, rec: InstanceRecord): InstanceEntry {
+    return {
+      name: rec.name,
+      service: svc,
+      state: 'running',
+      pid: rec.pid,
+      host: rec.host,
+      port: rec.port,
+      upstream: new UpstreamPool(rec.host, rec.port),
+      sessions: new Set(),
+      warm: false,
+      inflight: 0,
+      ready: Promise.resolve(),
+      resuming: null,
+      pausing: null,
+      readyAt: 0,
+      exited: false,
+      incarnation: rec.incarnation,
+      foreign: true,
+    };
   }
 
   /**
@@ -193,6 +251,7 @@ export class InstancePool {
         startTimeoutMs: this.#o.startTimeoutMs,
       });
       inst.pid = started.pid;
+      inst.incarnation = started.incarnation;
       inst.host = started.host;
       inst.port = started.port;
       inst.upstream = new UpstreamPool(inst.host, inst.port);

@@ -8,16 +8,26 @@
  * Called by the proxy; `drain` runs when an instance goes away and on every reconcile pass.
  */
 import type { Clock } from '../common/clock.ts';
-import { type TetherError, unavailable } from '../common/errors.ts';
+import { isTetherError, type TetherError, unavailable } from '../common/errors.ts';
+import { type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import type { SessionTable } from './session-table.ts';
-import { type InstanceEntry, type Placement, type ServiceState, type SessionEntry, servingCount } from './state.ts';
+import { BindRefused, type SessionTable } from './session-table.ts';
+import {
+  FOREIGN_TTL_MS,
+  type InstanceEntry,
+  type Placement,
+  type ServiceState,
+  type SessionEntry,
+  servingCount,
+} from './state.ts';
 
 /** Options of `Scheduler`. */
 export interface SchedulerOptions {
   pool: InstancePool;
   table: SessionTable;
+  /** Read on a local miss when durable (another gateway may have bound the session). */
+  store: SessionStore;
   clock: Clock;
   metrics: GatewayMetrics;
   /** How long a new session may wait for a slot (ms). */
@@ -31,6 +41,8 @@ export interface SchedulerOptions {
 /** Session placement and the wait queue. */
 export class Scheduler {
   readonly #o: SchedulerOptions;
+  /** False until the gateway read its session store at start (503 + Retry-After meanwhile). */
+  serving = true;
 
   constructor(options: SchedulerOptions) {
     if (!(options.queueTimeoutMs > 0)) {
@@ -47,8 +59,8 @@ export class Scheduler {
    * @returns the session, or undefined when `acquire` must be used
    */
   route(svc: ServiceState, key: string): SessionEntry | undefined {
-    const s = svc.sessions.get(key);
-    if (s === undefined || s.instance.state !== 'running' || s.instance.resuming) return undefined;
+    const s = svc.byKey.get(key);
+    if (s === undefined || !s.confirmed || s.instance.state !== 'running' || s.instance.resuming) return undefined;
     this.#hold(s);
     return s;
   }
@@ -59,16 +71,24 @@ export class Scheduler {
    * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready
    */
   async acquire(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+    if (!this.serving) throw unavailable('the gateway is starting: its session store is not read yet', 1);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const s = svc.sessions.get(key) ?? (await this.#placeOnce(svc, key, signal));
+      const s = this.#known(svc, key) ?? (await this.#foreign(svc, key)) ?? (await this.#placeOnce(svc, key, signal));
       this.#hold(s);
+      try {
+        await s.bound;
+      } catch (err) {
+        this.release(s);
+        if (err instanceof BindRefused) continue; // another binding holds: find it, or place again
+        throw isTetherError(err) ? err : unavailable('the session store failed', 1);
+      }
       try {
         await this.#ready(s.instance);
       } catch {
         this.release(s);
         throw unavailable(`instance ${s.instance.name} did not become ready`, 1);
       }
-      if (s.live && s.instance.state === 'running') return s;
+      if (s.live && (s.instance.foreign || s.instance.state === 'running')) return s;
       this.release(s); // ended while we waited: place again
     }
     throw unavailable('instance went away while starting', 1);
@@ -79,13 +99,14 @@ export class Scheduler {
     s.inflight--;
     s.instance.inflight--;
     s.lastActive = this.#o.clock.now();
+    if (s.instance.foreign) this.#touchForeign(s);
   }
 
   /** Serves queued waiters while slots are free (FIFO). */
   drain(svc: ServiceState): void {
     while (svc.queue.length > 0) {
       const head = svc.queue[0]!;
-      const s = svc.sessions.get(head.key) ?? this.#place(svc, head.key);
+      const s = svc.byKey.get(head.key) ?? this.#place(svc, head.key);
       if (!s) return;
       svc.queue.shift();
       head.resolve(s);
@@ -97,6 +118,71 @@ export class Scheduler {
     for (const w of svc.queue.splice(0)) w.reject(unavailable('gateway is shutting down', 1));
   }
 
+  /** This gateway's session of `key`; a rehydrated one (known by id only) learns its key here. */
+  #known(svc: ServiceState, key: string): SessionEntry | undefined {
+    const s = svc.byKey.get(key);
+    if (s !== undefined || svc.sessions.size === svc.byKey.size) return s;
+    const byId = svc.sessions.get(sessionId(key));
+    if (byId !== undefined) this.#o.table.learnKey(svc, byId, key);
+    return byId;
+  }
+
+  /**
+   * A session another gateway sharing the store bound: proxied to its instance. Only durable stores are read
+   * (in memory mode this gateway knows every session).
+   * @throws {TetherError} 503 while its instance is paused (the owner is asked to resume it) or Redis is down
+   */
+  async #foreign(svc: ServiceState, key: string): Promise<SessionEntry | undefined> {
+    const store = this.#o.store;
+    if (!store.durable) return undefined;
+    const id = sessionId(key);
+    const now = this.#o.clock.now();
+    const cached = svc.foreign.get(id);
+    if (cached && now - cached.checkedAt < FOREIGN_TTL_MS && cached.session.live) return cached.session;
+    const rec = await store.get(svc.config.name, id);
+    if (rec === undefined) {
+      svc.foreign.delete(id);
+      return undefined;
+    }
+    if (rec.gateway === this.#o.table.gatewayId) {
+      await store.end(svc.config.name, id); // ours but unknown here: left over from before a restart
+      return undefined;
+    }
+    const inst = await store.getInstance(svc.config.name, rec.instance);
+    if (inst === undefined) throw unavailable(`the instance of this session is not ready yet`, 1);
+    if (inst.state === 'paused') {
+      // Its gateway resumes it when it sees this newer activity (core.ts: refresh from the store).
+      await store.touch(svc.config.name, id, { lastActive: now });
+      throw unavailable(`this session's instance is paused by gateway ${rec.gateway}; it is resuming`, 1);
+    }
+    const session: SessionEntry = {
+      id,
+      key,
+      claim: rec.claim,
+      instance: this.#o.pool.foreign(svc, inst),
+      createdAt: rec.createdAt,
+      lastActive: rec.lastActive,
+      expiresAt: rec.expiresAt,
+      inflight: 0,
+      live: true,
+      synced: String(now),
+      confirmed: true,
+      bound: Promise.resolve(),
+      gateway: rec.gateway,
+      fromWarm: false,
+    };
+    cached?.session.instance.upstream?.destroy();
+    svc.foreign.set(id, { session, checkedAt: now });
+    return session;
+  }
+
+  /** Tells the owner of a foreign session about its activity here, at most once a second. */
+  #touchForeign(s: SessionEntry): void {
+    if (s.lastActive - Number(s.synced) < FOREIGN_TTL_MS) return;
+    s.synced = String(s.lastActive);
+    this.#o.store.touch(s.instance.service.config.name, s.id, { lastActive: s.lastActive }).catch(() => {});
+  }
+
   #hold(s: SessionEntry): void {
     s.inflight++;
     s.instance.inflight++;
@@ -104,6 +190,9 @@ export class Scheduler {
   }
 
   #placeOnce(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+    // Placed by a concurrent request of the same key while this one read the store.
+    const known = svc.byKey.get(key);
+    if (known !== undefined) return Promise.resolve(known);
     let p = svc.placing.get(key);
     if (!p) {
       const placed = this.#place(svc, key);
@@ -136,7 +225,7 @@ export class Scheduler {
           this.#o.metrics.warmClaims.inc({ service: cfg.name });
           // Refill soon, but after this request: spawning blocks the event loop for a few ms.
           setTimeout(this.#o.poke, 25).unref();
-          return this.#o.table.bind(svc, i, key);
+          return this.#o.table.bind(svc, i, key, true);
         }
       } else if (i.state !== 'stopping' && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;

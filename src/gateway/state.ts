@@ -42,11 +42,18 @@ export interface InstanceEntry {
   readyAt: number;
   /** True once the runtime reported its exit (it may still be `starting` then: #boot re-checks it). */
   exited: boolean;
+  /** The runtime's incarnation (process start time, pod uid) once started; kept in the session store. */
+  incarnation: string | null;
+  /** True for an instance another gateway manages (a session it bound, proxied here): never paused or deleted. */
+  foreign: boolean;
 }
 
 /** One session bound to one instance. */
 export interface SessionEntry {
-  key: string;
+  /** `sessionId(key)`: what the store keeps. */
+  id: string;
+  /** The raw key, once a request carried it (null for a session rehydrated from the store until then). */
+  key: string | null;
   claim: string;
   instance: InstanceEntry;
   createdAt: number;
@@ -57,6 +64,14 @@ export interface SessionEntry {
   live: boolean;
   /** `state:lastActive` last written to the store, to skip unchanged writes. */
   synced: string;
+  /** True once the store confirmed the binding (`bind`); the fast path routes only confirmed sessions. */
+  confirmed: boolean;
+  /** Settles when the store answered the bind: rejects when the binding was not made here. */
+  bound: Promise<void>;
+  /** Id of the gateway that bound it. */
+  gateway: string;
+  /** For a session placed on a warm-pool instance: it goes back to the pool when the bind is refused. */
+  fromWarm: boolean;
 }
 
 /** A request waiting in the FIFO queue for a slot. */
@@ -82,7 +97,12 @@ export interface ServiceState {
   /** `<name>.<namespace>.<domain>`. */
   host: string;
   instances: Map<string, InstanceEntry>;
+  /** This gateway's sessions by id (`sessionId(key)`), the unconfirmed ones included. */
   sessions: Map<string, SessionEntry>;
+  /** The same sessions by raw key, once known: the request fast path is one Map get, no hashing. */
+  byKey: Map<string, SessionEntry>;
+  /** Sessions another gateway bound, proxied to its instances; looked up again after `FOREIGN_TTL_MS`. */
+  foreign: Map<string, { session: SessionEntry; checkedAt: number }>;
   /** New sessions waiting for a slot, so concurrent first requests of one key share one queue entry. */
   placing: Map<string, Placement>;
   queue: Waiter[];
@@ -101,6 +121,8 @@ export function newServiceState(config: ServiceConfig, domain: string): ServiceS
     host: `${config.name}.${config.namespace}.${domain}`.toLowerCase(),
     instances: new Map(),
     sessions: new Map(),
+    byKey: new Map(),
+    foreign: new Map(),
     placing: new Map(),
     queue: [],
     backoffUntil: 0,
@@ -115,6 +137,9 @@ export function servingCount(svc: ServiceState): number {
   for (const i of svc.instances.values()) if (!i.warm) n++;
   return n;
 }
+
+/** How long a foreign session's binding is trusted before it is read from the store again (ms). */
+export const FOREIGN_TTL_MS = 1000;
 
 /** The state shown for a session. */
 export function sessionState(s: SessionEntry): SessionState {

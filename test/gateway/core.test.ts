@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isTetherError } from '../../src/common/errors.ts';
+import { sessionId } from '../../src/sessions/session-store.ts';
 import { hit, never, settle, setupCore as setup } from './helpers/core-setup.ts';
 
 describe('gateway core (fake runtime, manual clock)', () => {
@@ -8,7 +9,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     const { clock, runtime, core, svc, store } = setup({ 'serving.knative.dev/session-timeout': '30m' });
     const s = await hit(core, svc, 'k1');
     assert.match(s.claim, /^svc-[0-9a-f]{10}$/);
-    assert.equal((await store.get('svc', 'k1'))?.claim, s.claim);
+    assert.equal((await store.get('svc', sessionId('k1')))?.claim, s.claim);
     clock.advance(30 * 60_000 - 1);
     core.reconcile();
     assert.equal(svc.sessions.size, 1);
@@ -18,7 +19,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     await settle(core, svc);
     assert.equal(svc.instances.size, 0);
     assert.equal(runtime.live.size, 0);
-    assert.equal(await store.get('svc', 'k1'), undefined);
+    assert.equal(await store.get('svc', sessionId('k1')), undefined);
   });
 
   it('pause policy: pauses an idle instance, keeps the binding, and resumes it on the next request', async () => {
@@ -133,14 +134,14 @@ describe('gateway core (fake runtime, manual clock)', () => {
     assert.notEqual(c.instance, a.instance);
     assert.equal(runtime.count('start'), 2);
     const order: string[] = [];
-    const e = core.scheduler.acquire(svc, 'e', never).then((s) => order.push(s.key));
-    const f = core.scheduler.acquire(svc, 'f', never).then((s) => order.push(s.key));
+    const e = core.scheduler.acquire(svc, 'e', never).then((s) => order.push(s.key ?? ''));
+    const f = core.scheduler.acquire(svc, 'f', never).then((s) => order.push(s.key ?? ''));
     await new Promise((r) => setImmediate(r));
     assert.equal(svc.queue.length, 2);
     core.table.end(a, 'idle'); // b stays: the instance stays, one slot frees for the head of the queue
     await e;
     assert.deepEqual(order, ['e']);
-    assert.equal(svc.sessions.get('e')?.instance, b.instance);
+    assert.equal(svc.byKey.get('e')?.instance, b.instance);
     assert.equal(svc.queue.length, 1);
     core.stop();
     await assert.rejects(f, (err: unknown) => isTetherError(err) && err.code === 'unavailable');
