@@ -1,12 +1,14 @@
 // A tiny session app for the Tether gateway examples: answers like the Knative helloworld-go-session
 // sample (Hello World!, the request's cookies, the raw Cookie header) plus a per-process request
 // counter, so state kept across pause/resume is visible. Also /ws (WebSocket echo, no library),
-// /events (SSE), /stream (chunked), /env and /hang for tests. Listens on $PORT.
+// /events (SSE), /stream (chunked), /env and /hang for tests. Listens on $HOST:$PORT (127.0.0.1:8080).
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 
 let count = 0;
 const port = Number(process.env.PORT ?? 8080);
+// HOST: 0.0.0.0 in a container; a pod's own address under the Kubernetes API double.
+const host = process.env.HOST ?? '127.0.0.1';
 
 const server = createServer((req, res) => {
   // The gateway warms warm-pool instances with one request marked x-tether-probe: not counted.
@@ -133,7 +135,7 @@ server.on('upgrade', (req, socket) => {
 });
 
 server.keepAliveTimeout = 65_000;
-server.listen(port, '127.0.0.1', () => {
+server.listen(port, host, () => {
   process.stdout.write(`session-app ${process.env.TETHER_INSTANCE ?? ''} listening on ${port} (pid ${process.pid})\n`);
 });
 for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(0));

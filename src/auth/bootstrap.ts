@@ -3,8 +3,9 @@
  * The bootstrap admin key (tenant `*`): from `TETHER_ADMIN_KEY`, else read from `<data>/admin.key`,
  * else minted on first start and written there with mode 0600. The key itself is never logged.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { restrictIfExists, writePrivateFile } from '../common/private-files.ts';
 import type { Store } from '../store/store.ts';
 import { mintKey, parseKey } from './keys.ts';
 
@@ -41,6 +42,7 @@ export async function ensureAdminKey(
   const existing = await store.getKey(minted.record.id);
   if (!existing) await store.insertKey(minted.record);
   else if (existing.hash !== minted.record.hash) throw new Error('the admin key id exists with another secret');
-  if (keyFile !== null && !existsSync(keyFile)) writeFileSync(keyFile, `${minted.key}\n`, { mode: 0o600 });
+  if (keyFile !== null && !existsSync(keyFile)) writePrivateFile(keyFile, `${minted.key}\n`);
+  else if (keyFile !== null) restrictIfExists(keyFile);
   return { keyFile, keyId: minted.record.id };
 }

@@ -10,6 +10,19 @@ import type { KeyRecord, Store } from '../store/store.ts';
 import { type AuthContext, contextOf } from './auth-context.ts';
 import { type MintKeyOptions, mintKey, parseKey, secretMatches } from './keys.ts';
 
+/**
+ * The note of a key minted by a workload-token exchange ends with `claim <uid>`: the uid of the SandboxClaim
+ * the pod belonged to, so the key can be revoked when that claim is deleted (no store schema change needed).
+ */
+export function workloadKeyNote(tenant: string, serviceAccount: string, pod: string, claimUid: string): string {
+  return `workload ${tenant}/${serviceAccount} pod ${pod} claim ${claimUid}`;
+}
+
+/** The claim uid in a workload key's note, or null for other keys. */
+export function claimUidOf(note: string | null): string | null {
+  return note === null ? null : (/^workload \S+ pod \S+ claim (\S+)$/.exec(note)?.[1] ?? null);
+}
+
 /** Options for `KeyService`. */
 export interface KeyServiceOptions {
   store: Store;
@@ -65,6 +78,37 @@ export class KeyService {
       throw new TetherError('key_expired', 'this key has expired; exchange your workload token again');
     }
     return contextOf(record);
+  }
+
+  /**
+   * Revokes the live workload keys of `tenant` (keys minted by a token exchange, which know their claim's uid)
+   * that `pick` selects. Returns the revoked ids.
+   */
+  async revokeWorkloadKeys(
+    tenant: string,
+    pick: (k: { agent: string | null; claimUid: string; createdAt: number }) => boolean,
+  ): Promise<string[]> {
+    const now = this.#clock.now();
+    const revoked: string[] = [];
+    for (const k of await this.#store.listKeys(tenant)) {
+      const claimUid = claimUidOf(k.note);
+      if (claimUid === null || k.revokedAt !== null || (k.expiresAt !== null && k.expiresAt <= now)) continue;
+      if (!pick({ agent: k.agent, claimUid, createdAt: k.createdAt })) continue;
+      if (await this.revoke(k.id)) revoked.push(k.id);
+    }
+    return revoked;
+  }
+
+  /** Tenants that hold live workload keys (the namespaces whose claims must be watched). */
+  async workloadTenants(): Promise<string[]> {
+    const now = this.#clock.now();
+    const tenants = new Set<string>();
+    for (const k of await this.#store.listKeys('*')) {
+      if (claimUidOf(k.note) !== null && k.revokedAt === null && (k.expiresAt === null || k.expiresAt > now)) {
+        tenants.add(k.tenant);
+      }
+    }
+    return [...tenants].sort();
   }
 
   /** Revokes a key; this replica refuses it at once. False when there is no such key. */

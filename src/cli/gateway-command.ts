@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
+import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { onShutdown } from './shutdown.ts';
@@ -25,6 +26,10 @@ interface GatewayFlags {
   adminToken?: string;
   maxInstances: string;
   stateDir?: string;
+  data: string;
+  signedSessionKeys?: boolean;
+  secureCookies?: boolean;
+  trustedProxies?: string;
 }
 
 /** Registers `tether gateway`. */
@@ -47,11 +52,28 @@ export function registerGatewayCommand(program: Command): void {
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
     )
     .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
+    .option(
+      '--data <dir>',
+      'folder of claim.secret and session.secret, generated on first start (0600); TETHER_CLAIM_SECRET and TETHER_SESSION_SECRET override them',
+      '.tether/gateway',
+    )
+    .option(
+      '--signed-session-keys',
+      'services without tether.dev/signed-session-keys accept only keys the gateway issued',
+    )
+    .option('--secure-cookies', "every new session's Set-Cookie gets Secure (TLS ends in front of the gateway)")
+    .option(
+      '--trusted-proxies <list>',
+      'IPs/CIDRs whose X-Forwarded-Proto: https makes the cookie Secure (comma-separated)',
+    )
     .action(async (flags: GatewayFlags) => {
       if (flags.sessionStore !== 'memory') {
         throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
       }
       const log = createLogger({ name: 'tether-gateway' });
+      const secrets = loadDeploymentSecrets(flags.data);
+      for (const file of secrets.created)
+        log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
       const gateway = await startGateway({
         services: flags.services,
         port: port('--port', flags.port),
@@ -64,6 +86,11 @@ export function registerGatewayCommand(program: Command): void {
         stateDir: flags.stateDir,
         maxInstances: positive('--max-instances', flags.maxInstances),
         adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
+        claimSecret: secrets.claimSecret,
+        sessionSecret: secrets.sessionSecret,
+        signedSessionKeys: flags.signedSessionKeys ?? false,
+        secureCookies: flags.secureCookies ?? false,
+        trustedProxies: flags.trustedProxies?.split(',') ?? [],
         sessionStore: new MemorySessionStore(),
         log,
       });

@@ -25,6 +25,7 @@ export interface MemoryFlags {
   allowedNamespaces?: string;
   allowedServiceAccounts?: string;
   kubernetesTimeout: string;
+  metricsToken?: string;
 }
 
 const env = process.env;
@@ -78,6 +79,11 @@ export function registerMemoryCommand(program: Command): void {
       'timeout of each call to the API server, at most 10s (TETHER_KUBERNETES_TIMEOUT)',
       env.TETHER_KUBERNETES_TIMEOUT ?? '5s',
     )
+    .option(
+      '--metrics-token <token>',
+      '/metrics needs Authorization: Bearer <token>, and then also shows event counts (TETHER_METRICS_TOKEN)',
+      env.TETHER_METRICS_TOKEN,
+    )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
       const port = Number(flags.port);
@@ -91,6 +97,7 @@ export function registerMemoryCommand(program: Command): void {
         log,
         adminKey: env.TETHER_ADMIN_KEY,
         keyCacheTtlMs: parseDuration(flags.keyCacheTtl),
+        metricsToken: flags.metricsToken || undefined,
         plugins: kubernetesPlugins(flags, log),
       });
       log.info(

@@ -21,6 +21,7 @@ interface UpFlags {
   adminPort: string;
   domain: string;
   registry: string;
+  signedSessionKeys?: boolean;
 }
 
 function port(text: string, flag: string): number {
@@ -45,6 +46,10 @@ export function registerUpCommand(program: Command): void {
     .option('--admin-port <n>', 'gateway admin port (always 127.0.0.1)', '8082')
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
+    .option(
+      '--signed-session-keys',
+      'services without tether.dev/signed-session-keys accept only keys the gateway issued',
+    )
     .action(async (flags: UpFlags) => {
       const log = createLogger({ name: 'tether-up' });
       const platform = await startLocalPlatform({
@@ -57,6 +62,7 @@ export function registerUpCommand(program: Command): void {
         domain: flags.domain,
         defaultRegistry: loadRegistryOption(flags.registry),
         adminKey: process.env.TETHER_ADMIN_KEY,
+        signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });
       const gw = platform.gateway.publicUrl;
@@ -66,6 +72,7 @@ export function registerUpCommand(program: Command): void {
           'Tether is up.',
           `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
           `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
+          `                  (admin token: ${platform.adminTokenFile}; send Authorization: Bearer <token>)`,
           '',
           'Try an agent with memory (same cookie = same session; it remembers across instances):',
           `  curl -s -H 'Host: memory-agent.default.${flags.domain}' -H 'Cookie: agent=alice' ${gw}/`,

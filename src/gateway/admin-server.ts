@@ -1,20 +1,21 @@
 /**
  * @module
- * The admin side of the gateway, bound to 127.0.0.1 only: `GET /_tether/services`, `/_tether/sessions`,
- * `/_tether/instances`, `/_tether/instances/{name}/logs`, `/metrics`, `/healthz`. Read-only views of
- * the gateway state; never mounted on the public port. `/_tether/sessions` lists raw session keys (each one
- * is the bearer of its session), hence loopback only and, with `adminToken`, a bearer token on every route.
- * Created by gateway.ts.
+ * The admin side of the gateway, bound to 127.0.0.1 only: `GET /` (its routes), `/_tether/services`,
+ * `/_tether/sessions`, `/_tether/instances`, `/_tether/instances/{name}/logs`, `/metrics`, `/healthz`.
+ * Read-only views of the gateway state (admin-views.ts); never mounted on the public port. It answers
+ * only a loopback Host (a web page that rebinds its own name to 127.0.0.1 sends its name as Host), and
+ * with `adminToken` only a bearer of the token. Created by gateway.ts.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { formatDuration } from '../common/durations.ts';
-import { notFound, TetherError, unauthenticated } from '../common/errors.ts';
+import { isIP } from 'node:net';
+import { forbidden, invalidRequest, notFound, TetherError, unauthenticated } from '../common/errors.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { describeInstance, describeService, describeSession } from './admin-views.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { sendError } from './proxy/respond.ts';
-import { type InstanceEntry, type ServiceState, sessionState } from './state.ts';
+import type { ServiceState } from './state.ts';
 
 /** Options of `createAdminHandler`. */
 export interface AdminOptions {
@@ -28,17 +29,42 @@ export interface AdminOptions {
 
 const LOGS_PATH = /^\/_tether\/instances\/([a-z0-9-]+)\/logs$/;
 
+/** The admin routes, as `GET /` lists them. */
+export const ADMIN_ROUTES: ReadonlyArray<{ path: string; what: string }> = Object.freeze([
+  { path: '/', what: 'this list' },
+  { path: '/_tether/services', what: 'services: host, annotations as read, instances, sessions, queue' },
+  {
+    path: '/_tether/sessions',
+    what: 'sessions: key prefix, id, claim, instance, state, last activity, idle deadline, expiry, gateway (?reveal=keys: whole keys)',
+  },
+  {
+    path: '/_tether/instances',
+    what: 'instances: state, pid, sessions (key prefixes; ?reveal=keys: whole keys), warm',
+  },
+  { path: '/_tether/instances/{name}/logs', what: "an instance's last output lines (also of a failed start)" },
+  { path: '/metrics', what: 'Prometheus metrics' },
+  { path: '/healthz', what: 'liveness' },
+]);
+
 /** Creates the `request` listener of the admin server. */
 export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const routes: Record<string, () => Promise<unknown> | unknown> = {
+  const routes: Record<string, (reveal: boolean) => Promise<unknown> | unknown> = {
+    '/': () => ({ routes: ADMIN_ROUTES }),
     '/_tether/services': () => o.services.map(describeService),
-    '/_tether/sessions': () => listSessions(o),
-    '/_tether/instances': () => o.services.flatMap((svc) => [...svc.instances.values()].map(describeInstance)),
+    '/_tether/sessions': (reveal) => listSessions(o, reveal),
+    '/_tether/instances': (reveal) =>
+      o.services.flatMap((svc) => [...svc.instances.values()].map((i) => describeInstance(i, reveal))),
     '/healthz': () => ({ status: 'ok' }),
   };
   const tokenDigest = o.adminToken ? digest(`Bearer ${o.adminToken}`) : undefined;
   return function admin(req: IncomingMessage, res: ServerResponse): void {
-    const path = (req.url ?? '/').split('?')[0] as string;
+    if (!isLoopbackHost(req.headers.host)) {
+      sendError(
+        res,
+        forbidden('the admin API answers only requests for a loopback host (localhost, 127.0.0.1, [::1])'),
+      );
+      return;
+    }
     if (tokenDigest && !timingSafeEqual(digest(req.headers.authorization ?? ''), tokenDigest)) {
       sendError(res, unauthenticated('the admin API needs Authorization: Bearer <admin token>'));
       return;
@@ -48,23 +74,58 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       return;
     }
     void (async () => {
+      const url = new URL(req.url ?? '/', 'http://admin');
+      const path = url.pathname;
       if (path === '/metrics') {
         const text = await o.metrics.registry.metrics();
         res.writeHead(200, { 'content-type': o.metrics.registry.contentType });
         res.end(text);
         return;
       }
-      const route = routes[path];
-      if (route) return sendJson(res, await route());
+      const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+      if (route) return sendJson(res, await route(revealKeys(url.searchParams)));
       const m = LOGS_PATH.exec(path);
       if (m) {
         const lines = o.runtime.logs(m[1] as string);
         if (!lines) throw notFound(`instance ${m[1]}`);
         return sendJson(res, lines);
       }
-      throw notFound(`path ${path}`);
+      throw notFound(`path ${path} (GET / lists the admin routes)`);
     })().catch((err: unknown) => sendError(res, err));
   };
+}
+
+/**
+ * True when a Host header names this machine's loopback: `localhost` (or a `*.localhost` name, which
+ * never leaves the machine), an IPv4 address in 127.0.0.0/8, or `[::1]`; any port.
+ */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  let name = host.toLowerCase();
+  if (name.startsWith('[')) {
+    const end = name.indexOf(']');
+    if (end < 0) return false;
+    const rest = name.slice(end + 1);
+    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return false;
+    const v6 = name.slice(1, end);
+    return v6 === '::1' || v6 === '0:0:0:0:0:0:0:1' || /^::ffff:127\.\d+\.\d+\.\d+$/.test(v6);
+  }
+  const colon = name.indexOf(':');
+  if (colon >= 0) {
+    if (!/^\d{1,5}$/.test(name.slice(colon + 1))) return false;
+    name = name.slice(0, colon);
+  }
+  if (name.endsWith('.')) name = name.slice(0, -1);
+  if (name === 'localhost' || name.endsWith('.localhost')) return /^[a-z0-9.-]+$/.test(name);
+  return isIP(name) === 4 && name.startsWith('127.');
+}
+
+/** `?reveal=keys` asks for whole session keys. @throws 400 naming `reveal` for any other value */
+function revealKeys(query: URLSearchParams): boolean {
+  const v = query.get('reveal');
+  if (v === null) return false;
+  if (v === 'keys') return true;
+  throw invalidRequest('reveal', `the only value is 'keys', got '${v.slice(0, 40)}'`);
 }
 
 /** SHA-256 of a header value: equal lengths for a constant-time comparison. */
@@ -78,60 +139,11 @@ function sendJson(res: ServerResponse, value: unknown): void {
   res.end(body);
 }
 
-function describeService(svc: ServiceState) {
-  const c = svc.config;
-  return {
-    name: c.name,
-    namespace: c.namespace,
-    host: svc.host,
-    session_affinity: c.affinity,
-    cookie: c.cookieName,
-    session_timeout: formatDuration(c.sessionTimeoutMs),
-    session_expiry: c.sessionExpiryMs === null ? null : formatDuration(c.sessionExpiryMs),
-    idle_policy: c.idlePolicy,
-    warm_pool: c.warmPool,
-    target: c.target,
-    min_scale: c.minScale,
-    max_scale: c.maxScale,
-    instances: svc.instances.size,
-    sessions: svc.sessions.size,
-    queued: svc.queue.length,
-    source: `${c.source.file}#${c.source.document}`,
-  };
-}
-
-async function listSessions(o: AdminOptions) {
+async function listSessions(o: AdminOptions, reveal: boolean) {
   const records = await o.store.list();
   const live = new Map(o.services.map((s) => [s.config.name, s]));
   return records.map((r) => {
-    // The in-memory entry is fresher than the store (lastActive is flushed on the reconcile tick).
     const svc = live.get(r.service);
-    const s = svc?.sessions.get(r.id);
-    const lastActive = s?.lastActive ?? r.lastActive;
-    const timeout = svc?.config.sessionTimeoutMs ?? 0;
-    const idleAt = s ? (timeout > 0 ? lastActive + timeout : null) : r.idleAt;
-    return {
-      // The store holds only a hash of the key: a session bound elsewhere, or not seen since a restart, has none.
-      key: s?.key ?? null,
-      id: r.id.slice(0, 12),
-      service: r.service,
-      instance: r.instance,
-      state: s ? sessionState(s) : r.state,
-      last_active: new Date(lastActive).toISOString(),
-      idle_deadline: idleAt === null ? null : new Date(idleAt).toISOString(),
-      expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(),
-      gateway: r.gateway,
-    };
+    return describeSession(r, svc, svc?.sessions.get(r.id), reveal);
   });
-}
-
-function describeInstance(i: InstanceEntry) {
-  return {
-    name: i.name,
-    service: i.service.config.name,
-    state: i.state,
-    pid: i.pid,
-    sessions: [...i.sessions].map((s) => s.key ?? s.id.slice(0, 12)),
-    warm: i.warm,
-  };
 }

@@ -4,9 +4,11 @@
  * reconcile pass, wired together over an `InstanceRuntime`, a `SessionStore` and a `Clock`.
  * gateway.ts puts HTTP servers around it; tests drive it directly with a fake runtime and a ManualClock.
  */
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
+import { type ClaimNamer, claimNamer } from '../sessions/claim-name.ts';
 import type { InstanceRecord, SessionStore } from '../sessions/session-store.ts';
 import { InstancePool } from './instance-pool.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -32,6 +34,11 @@ export interface GatewayCoreOptions {
   startTimeoutMs: number;
   /** Max live instances of all services together, warm ones included. @default 32 */
   maxInstances?: number;
+  /**
+   * Names each session's agent/claim. @default keyed with a random secret: names change at each start
+   * (the CLI always passes the deployment's secret)
+   */
+  claimName?: ClaimNamer;
   /** The regular reconcile interval the caller runs (ms); earlier deadlines get their own timer. @default 200 */
   tickMs?: number;
   /** This gateway's id in the session store. @default 'gateway' */
@@ -148,6 +155,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     gatewayId,
     events: o.events,
     instanceChanged: putInstance,
+    claimName: o.claimName ?? claimNamer(randomBytes(32)),
     onEnded: () => poke(),
   });
   const scheduler = new Scheduler({

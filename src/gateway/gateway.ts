@@ -12,6 +12,7 @@ import { TetherError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/log.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
+import { claimNamer } from '../sessions/claim-name.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { createAdminHandler } from './admin-server.ts';
@@ -24,6 +25,7 @@ import { rehydrate } from './rehydrate.ts';
 import { Router } from './router.ts';
 import { loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
+import { sessionKeyPolicy } from './session-key.ts';
 import type { SessionEvents } from './session-table.ts';
 
 /** Options of `startGateway`. */
@@ -62,6 +64,20 @@ export interface GatewayOptions {
    * raw session keys, so set it whenever other local users share the machine. @default undefined (none)
    */
   adminToken?: string;
+  /**
+   * The per-deployment secret (>= 16 bytes) that keys session claim/agent names (sessions/claim-name.ts).
+   * Keep it: a new secret gives every returning session a new agent, without its old memory.
+   * @default a random one, so names change at each start (the CLI always passes the kept one)
+   */
+  claimSecret?: string;
+  /** The secret (>= 16 bytes) that signs session keys. @default a random one: signed keys end with the process */
+  sessionSecret?: string;
+  /** Services without `tether.dev/signed-session-keys` accept only gateway-signed session keys. @default false */
+  signedSessionKeys?: boolean;
+  /** Every new session's `Set-Cookie` gets `Secure` (TLS ends before the gateway). @default false */
+  secureCookies?: boolean;
+  /** Addresses or CIDRs whose `X-Forwarded-Proto: https` makes a new session's cookie `Secure`. @default none */
+  trustedProxies?: readonly string[];
   /** Wait for the initial warm pool and min-scale instances before resolving. @default true */
   waitForWarm?: boolean;
   /**
@@ -135,6 +151,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     maxInstances: options.maxInstances ?? 32,
     tickMs: options.reconcileIntervalMs ?? 200,
+    claimName: options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret),
+  });
+  const keys = sessionKeyPolicy({
+    secret: options.sessionSecret,
+    signedByDefault: options.signedSessionKeys,
+    secureCookies: options.secureCookies,
+    trustedProxies: options.trustedProxies,
   });
   const { services, scheduler, metrics, reconcile } = core;
   // Nothing is placed, started or reconciled before the store was read and the runtime's instances adopted.
@@ -149,9 +172,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const slow = createServer(
     // requireHostHeader off: the proxy answers a missing Host itself, as JSON naming the field (hostFieldProblem).
     { keepAliveTimeout: keepAliveTimeoutMs, requireHostHeader: false },
-    createHttpProxy({ router, scheduler, proxyTimeoutMs }),
+    createHttpProxy({ router, scheduler, keys, proxyTimeoutMs }),
   );
-  slow.on('upgrade', createUpgradeProxy({ router, scheduler, timeoutMs: proxyTimeoutMs }));
+  slow.on('upgrade', createUpgradeProxy({ router, scheduler, keys, timeoutMs: proxyTimeoutMs }));
   // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
   const malformed = (err: Error & { code?: string }, socket: Duplex) =>
     sendSocketError(
@@ -161,7 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         : new TetherError('invalid_request', 'malformed HTTP request'),
     );
   slow.on('clientError', malformed);
-  const front = createFrontServer({ router, scheduler, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
+  const front = createFrontServer({ router, scheduler, keys, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
   const pub = front.server;
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));
   admin.on('clientError', malformed);

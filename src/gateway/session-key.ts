@@ -1,10 +1,13 @@
 /**
  * @module
  * Finds the session key of a request: the affinity cookie, else `X-Session-Key`, else a hash of
- * `Authorization`; and makes new keys with their `Set-Cookie`. Pure and allocation-light: it runs on
- * every proxied request (proxy/http1-connection.ts, proxy/http-proxy.ts, proxy/ws-proxy.ts).
+ * `Authorization` (with signed keys: only a key that verifies); and makes new keys, their `Set-Cookie` and
+ * the Cookie header their first request is forwarded with. Allocation-light: it runs on every proxied
+ * request (proxy/exchange.ts, proxy/http-proxy.ts, proxy/ws-proxy.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { forwardedHttps, TrustedProxies } from './proxy/trusted-proxies.ts';
+import { SessionSigner } from './session-signer.ts';
 
 /** The key used for every request of a service without session affinity. */
 export const SHARED_KEY = '-';
@@ -62,37 +65,101 @@ export function sessionKeyFrom(
   return undefined;
 }
 
-/** The session key of a request and, for a new session, the `Set-Cookie` to return. */
-export interface ResolvedKey {
-  key: string;
-  setCookie?: string;
+/** How a gateway treats session keys (one per gateway, built at start). */
+export interface SessionKeyPolicy {
+  /** Issues every new key (signed, so a service may switch to signed-only keys without ending sessions). */
+  signer: SessionSigner;
+  /** Services without `tether.dev/signed-session-keys` accept only signed keys (`--signed-session-keys`). */
+  signedByDefault: boolean;
+  /** Every `Set-Cookie` gets `Secure` (`--secure-cookies`: TLS ends in front of the gateway). */
+  secureCookies: boolean;
+  /** Peers whose `X-Forwarded-Proto: https` makes a cookie `Secure`. */
+  trusted: TrustedProxies;
 }
 
 /**
+ * A policy; without options it issues keys signed with a random secret and accepts any key.
+ * @param o.secret the session-signing secret; `signedByDefault`, `secureCookies`, `trustedProxies` as above
+ */
+export function sessionKeyPolicy(
+  o: { secret?: string; signedByDefault?: boolean; secureCookies?: boolean; trustedProxies?: readonly string[] } = {},
+): SessionKeyPolicy {
+  return {
+    signer: new SessionSigner(o.secret ?? randomBytes(32)),
+    signedByDefault: o.signedByDefault ?? false,
+    secureCookies: o.secureCookies ?? false,
+    trusted: new TrustedProxies(o.trustedProxies),
+  };
+}
+
+/** The session key of a request; `fresh` when the gateway made it (the client gets it with `Set-Cookie`). */
+export interface ResolvedKey {
+  key: string;
+  fresh: boolean;
+}
+
+const SHARED: ResolvedKey = Object.freeze({ key: SHARED_KEY, fresh: false });
+
+/**
  * The session key a request to a service uses: the shared key without affinity, else the one it carries,
- * else a new one with its `Set-Cookie`.
- * @param affinity the service's session affinity, and its cookie
+ * else a new one. With signed keys (the service's annotation, else the policy's default) a carried key
+ * counts only when it verifies: a forged, guessed or unsigned one starts a new session, and a hash of
+ * `Authorization` is no session key (any client could send that value).
+ * @param svc the service's affinity, cookie and signed-keys setting
  * @param cookie the Cookie header; `explicit` X-Session-Key; `authorization` the Authorization header
  */
 export function resolveSessionKey(
-  affinity: { affinity: boolean; cookieName: string },
+  svc: { affinity: boolean; cookieName: string; signedSessionKeys: boolean | null },
+  policy: SessionKeyPolicy,
   cookie: string | undefined,
   explicit: string | undefined,
   authorization: string | undefined,
 ): ResolvedKey {
-  if (!affinity.affinity) return { key: SHARED_KEY };
-  const key = sessionKeyFrom(cookie, explicit, authorization, affinity.cookieName);
-  if (key !== undefined) return { key };
-  const fresh = newSessionKey();
-  return { key: fresh, setCookie: sessionCookie(affinity.cookieName, fresh) };
+  if (!svc.affinity) return SHARED;
+  if (svc.signedSessionKeys ?? policy.signedByDefault) {
+    const fromCookie = readCookie(cookie, svc.cookieName);
+    if (fromCookie !== undefined && policy.signer.verify(fromCookie)) return { key: fromCookie, fresh: false };
+    if (explicit && policy.signer.verify(explicit)) return { key: explicit, fresh: false };
+  } else {
+    const key = sessionKeyFrom(cookie, explicit, authorization, svc.cookieName);
+    if (key !== undefined) return { key, fresh: false };
+  }
+  return { key: policy.signer.issue(), fresh: true };
 }
 
-/** A new random session key (128 bits, URL- and cookie-safe). */
-export function newSessionKey(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * The `Set-Cookie` of a new session: `Secure` when the policy says always, or when a trusted proxy
+ * says the client came over HTTPS.
+ * @param peer the socket's remote address; `forwardedProto` the request's X-Forwarded-Proto
+ */
+export function newSessionCookie(
+  policy: SessionKeyPolicy,
+  cookieName: string,
+  key: string,
+  peer: string | undefined,
+  forwardedProto: string | undefined,
+): string {
+  return sessionCookie(cookieName, key, policy.secureCookies || forwardedHttps(policy.trusted, peer, forwardedProto));
 }
 
 /** The `Set-Cookie` value that gives a client its new session key. */
-export function sessionCookie(cookieName: string, key: string): string {
-  return `${cookieName}=${key}; Path=/; HttpOnly; SameSite=Lax`;
+export function sessionCookie(cookieName: string, key: string, secure = false): string {
+  return `${cookieName}=${key}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * The Cookie header to forward with a new session's first request, so the app sees the session from
+ * that request on: the client's cookies without any `cookieName` pair (a forged or unsigned key), then
+ * `cookieName=key`.
+ */
+export function withSessionCookie(header: string | undefined, cookieName: string, key: string): string {
+  const kept: string[] = [];
+  for (const pair of (header ?? '').split(';')) {
+    const p = pair.trim();
+    if (!p) continue;
+    const eq = p.indexOf('=');
+    if ((eq < 0 ? p : p.slice(0, eq).trimEnd()) !== cookieName) kept.push(p);
+  }
+  kept.push(`${cookieName}=${key}`);
+  return kept.join('; ');
 }

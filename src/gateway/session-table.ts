@@ -10,7 +10,7 @@
 import type { Clock } from '../common/clock.ts';
 import { isTetherError, unavailable } from '../common/errors.ts';
 import type { Logger } from '../common/log.ts';
-import { claimName } from '../sessions/claim-name.ts';
+import type { ClaimNamer } from '../sessions/claim-name.ts';
 import { type SessionRecord, type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -39,6 +39,8 @@ export interface SessionTableOptions {
   events?: SessionEvents;
   /** Called when an instance's record changed (a warm one was claimed). */
   instanceChanged: (inst: InstanceEntry) => void;
+  /** Names a session's agent/claim (claim-name.ts: keyed with the deployment's secret). */
+  claimName: ClaimNamer;
   /** Called after a session ended (a slot may be free: reconcile and drain the queue soon). */
   onEnded: () => void;
 }
@@ -74,7 +76,7 @@ export class SessionTable {
     const s: SessionEntry = {
       id: sessionId(key),
       key,
-      claim: claimName(svc.config.name, key),
+      claim: this.#o.claimName(svc.config.name, key),
       instance: inst,
       createdAt: now,
       lastActive: now,

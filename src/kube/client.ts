@@ -116,7 +116,7 @@ export function createKubeClient(options: KubeClientOptions = {}): KubeClient {
 }
 
 /** Run one client call with an abort signal that fires after `timeoutMs`; any failure becomes a `KubeRequestError`. */
-async function withTimeout<T>(
+export async function withTimeout<T>(
   what: string,
   timeoutMs: number,
   run: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
@@ -158,7 +158,7 @@ async function withTimeout<T>(
  * The client makes a fresh agent (so a fresh TLS handshake) for every call; this swaps in one
  * keep-alive agent with the same TLS options, made on first use. bench:auth exchange p50 went from ~20 ms to ~4 ms.
  */
-function keepAliveAgents(): (ctx: RequestContext) => void {
+export function keepAliveAgents(): (ctx: RequestContext) => void {
   let shared: https.Agent | undefined;
   return (ctx) => {
     const agent = ctx.getAgent();
@@ -169,7 +169,7 @@ function keepAliveAgents(): (ctx: RequestContext) => void {
 }
 
 /** A 404 becomes `null`. */
-async function orNull<T>(pending: Promise<T>): Promise<T | null> {
+export async function orNull<T>(pending: Promise<T>): Promise<T | null> {
   try {
     return await pending;
   } catch (err) {

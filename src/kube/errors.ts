@@ -10,6 +10,7 @@ export type KubeFailure =
   | 'not_found' // 404
   | 'forbidden' // 403: our RBAC is missing
   | 'unauthorized' // 401: our own credentials were refused
+  | 'conflict' // 409: already exists, or a stale resourceVersion
   | 'server_error' // 5xx or 429
   | 'bad_response' // other 4xx or a body we could not read
   | 'unreachable' // connection refused, DNS, TLS
@@ -45,6 +46,7 @@ export function failureOfStatus(status: number): KubeFailure {
   if (status === 404) return 'not_found';
   if (status === 403) return 'forbidden';
   if (status === 401) return 'unauthorized';
+  if (status === 409) return 'conflict';
   if (status === 429 || status >= 500) return 'server_error';
   return 'bad_response';
 }

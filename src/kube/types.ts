@@ -25,6 +25,10 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Changes on every write; a watch resumes from it. */
+  resourceVersion?: string;
+  /** Bumped by the API server when `spec` changes. */
+  generation?: number;
 }
 
 /** Any namespaced object, reduced to what the owner chain needs. */
@@ -32,6 +36,22 @@ export interface KubeObject {
   apiVersion: string;
   kind: string;
   metadata: ObjectMeta;
+}
+
+/** A whole object as read and written by the Kubernetes runtime: metadata plus free-form spec and status. */
+export interface KubeResource extends KubeObject {
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+/** One condition of `status.conditions` (metav1.Condition). */
+export interface KubeCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  /** The `metadata.generation` the condition was computed for. */
+  observedGeneration?: number;
 }
 
 /** `status.user` of a TokenReview (authentication.k8s.io/v1). */

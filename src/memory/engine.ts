@@ -80,7 +80,7 @@ export class MemoryEngine {
    */
   async remember(ctx: WriteContext, statements: Statement[], fieldPrefix = ''): Promise<RememberResult[]> {
     const tenant = tenantOf(ctx.namespace);
-    const registry = await this.#registries.current(tenant);
+    const registry = await this.#registries.currentForWrite(tenant);
     const now = this.#clock.now();
     const items: PendingAssertion[] = statements.map((s, i) => {
       const at = (name: string) => (fieldPrefix ? `${fieldPrefix}[${i}].${name}` : name);
@@ -131,7 +131,7 @@ export class MemoryEngine {
     ctx: WriteContext,
     target: { subject: string; predicate: string; value?: unknown },
   ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
-    const registry = await this.#registries.current(tenantOf(ctx.namespace));
+    const registry = await this.#registries.currentForWrite(tenantOf(ctx.namespace));
     const def = registry.resolve(target.predicate, 'predicate');
     const subject = normalizeSubject(target.subject);
     const typed = target.value === undefined ? null : typedValue(def, target.value, 'value');

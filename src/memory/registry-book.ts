@@ -1,8 +1,9 @@
 /**
  * @module
  * Per-tenant registry versions: loads them from the store (cached), seeds a new tenant with the default
- * registry (in force from time 0), records replacements as new versions, and answers "which rule
- * applied at time T". Called by the memory engine and the registry routes.
+ * registry (in force from time 0; stored by the tenant's first write, never by a read), records
+ * replacements as new versions, and answers "which rule applied at time T". Called by the memory
+ * engine and the registry routes.
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
@@ -10,12 +11,19 @@ import { KeyedMutex } from '../common/keyed-mutex.ts';
 import type { PredicateDef, RegistryVersion, Store } from '../store/store.ts';
 import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
 
+/** A tenant's versions; `unsaved` is the default first version until a write stores it. */
+interface Entry {
+  versions: RegistryVersion[];
+  registries: Registry[];
+  unsaved: RegistryVersion | null;
+}
+
 /** Registry versions of every tenant. */
 export class RegistryBook {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #defaults: readonly PredicateDef[];
-  readonly #cache = new Map<string, { versions: RegistryVersion[]; registries: Registry[] }>();
+  readonly #cache = new Map<string, Entry>();
   readonly #mutex = new KeyedMutex();
   readonly #listeners: ((
     tenant: string,
@@ -29,27 +37,46 @@ export class RegistryBook {
     this.#defaults = defaults;
   }
 
-  async #load(tenant: string): Promise<{ versions: RegistryVersion[]; registries: Registry[] }> {
+  /** The tenant's entry; `write` stores the default first version if only a read had made it. */
+  async #load(tenant: string, write = false): Promise<Entry> {
     const hit = this.#cache.get(tenant);
-    if (hit) return hit;
+    if (hit && (!write || hit.unsaved === null)) return hit;
     return this.#mutex.run(tenant, async () => {
-      const again = this.#cache.get(tenant);
-      if (again) return again;
-      let versions = await this.#store.registryVersions(tenant);
-      if (versions.length === 0) {
-        const first: RegistryVersion = {
-          id: newEventId(this.#clock.now()),
-          tenant,
-          recordedAt: 0,
-          predicates: this.#defaults.map((d) => ({ ...d })),
-        };
-        await this.#store.appendRegistryVersion(first);
-        versions = [first];
+      let entry = this.#cache.get(tenant);
+      if (!entry) {
+        let versions = await this.#store.registryVersions(tenant);
+        let unsaved: RegistryVersion | null = null;
+        if (versions.length === 0) {
+          // A read of a tenant nobody wrote to answers with the defaults but stores nothing (a read
+          // never writes, so a mistyped tenant leaves no row behind); the first write stores it.
+          unsaved = {
+            id: newEventId(this.#clock.now()),
+            tenant,
+            recordedAt: 0,
+            predicates: this.#defaults.map((d) => ({ ...d })),
+          };
+          versions = [unsaved];
+        }
+        entry = { versions, registries: versions.map((v) => new Registry(v.predicates)), unsaved };
+        this.#cache.set(tenant, entry);
       }
-      const entry = { versions, registries: versions.map((v) => new Registry(v.predicates)) };
-      this.#cache.set(tenant, entry);
+      if (write && entry.unsaved !== null) {
+        await this.#store.appendRegistryVersion(entry.unsaved);
+        entry.unsaved = null;
+      }
       return entry;
     });
+  }
+
+  /** The current registry, for a write: the tenant's default first version is stored by then. */
+  async currentForWrite(tenant: string): Promise<Registry> {
+    const { registries } = await this.#load(tenant, true);
+    return registries[registries.length - 1] as Registry;
+  }
+
+  /** Forgets what is cached of `tenant` (after versions were written behind the book's back: import). */
+  invalidate(tenant: string): void {
+    this.#cache.delete(tenant);
   }
 
   /** The registry in force at `at` (epoch ms; default now). */
@@ -108,7 +135,7 @@ export class RegistryBook {
    */
   async replace(tenant: string, predicates: PredicateDef[]): Promise<RegistryVersion> {
     validatePredicates(predicates);
-    const entry = await this.#load(tenant);
+    const entry = await this.#load(tenant, true);
     return this.#mutex.run(tenant, async () => {
       for (const old of entry.versions) checkRegistryChange(old.predicates, predicates);
       const last = entry.versions[entry.versions.length - 1] as RegistryVersion;

@@ -12,16 +12,23 @@ import type { Logger } from '../common/log.ts';
 import { MemoryEngine } from '../memory/engine.ts';
 import { MemoryReader } from '../memory/recall.ts';
 import { RegistryBook } from '../memory/registry-book.ts';
+import { Leases } from '../memory/resume/leases.ts';
+import { ResumeRecords } from '../memory/resume/records.ts';
+import { Resumer } from '../memory/resume/resume.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
-import { installErrorHandlers, sendError } from './error-handler.ts';
+import { resumeCalls } from './calls/resume-calls.ts';
+import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { leaseRoutes } from './routes/lease.ts';
 import { memoryRoutes } from './routes/memories.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
+import { resumeRecordRoutes } from './routes/resume-records.ts';
+import { installWellFormedCheck } from './well-formed.ts';
 
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -40,6 +47,10 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
+  turnTokenLimit?: number;
+  /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
+  metricsToken?: string;
 }
 
 /** A built memory server and the parts tests may want. */
@@ -49,6 +60,8 @@ export interface MemoryServer {
   reader: MemoryReader;
   registries: RegistryBook;
   metrics: MemoryMetrics;
+  records: ResumeRecords;
+  leases: Leases;
 }
 
 /** Builds (does not listen) the memory server. */
@@ -69,18 +82,26 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       );
     },
     forceCloseConnections: 'idle',
+    clientErrorHandler,
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
   const reader = new MemoryReader({ store, registries, clock });
+  // Resume writes go straight to the store (fenced), never through the fact writer's batching queue.
+  const records = new ResumeRecords({ store, clock, turnTokenLimit: options.turnTokenLimit });
+  const leases = new Leases({ store, clock });
+  const resumer = new Resumer({ records, leases, reader });
+  const resume = resumeCalls({ records, leases, resumer, clock });
   const metrics = createMemoryMetrics({
     store,
     keys,
     writes: engine.writeStats,
     collectDefaults: options.processMetrics,
+    storeFigures: options.metricsToken !== undefined,
   });
 
   installErrorHandlers(app);
+  installWellFormedCheck(app);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -100,12 +121,14 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
-  await app.register(opsRoutes, { store, metrics });
+  await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
   await app.register(registryRoutes, { registries });
   await app.register(eventRoutes, { store, engine });
+  await app.register(resumeRecordRoutes, { calls: resume });
+  await app.register(leaseRoutes, { calls: resume });
   await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics };
+  return { app, engine, reader, registries, metrics, records, leases };
 }

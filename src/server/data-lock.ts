@@ -5,8 +5,9 @@
  * process), so a second server on the same folder is refused at start instead of corrupting the index.
  * A file left by a process that no longer runs is taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../common/private-files.ts';
 
 /** Lock files this process holds (a second server in the same process is refused too). */
 const held = new Set<string>();
@@ -26,7 +27,7 @@ export interface DataLock {
  */
 export function lockDataDir(dataDir: string): DataLock | null {
   if (dataDir === ':memory:') return null;
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(dataDir);
   const path = join(dataDir, 'server.pid');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

@@ -2,9 +2,11 @@
  * @module
  * The one error handler of the memory server: `TetherError` -> its status and `{"error":{code,message}}`;
  * Fastify's own client errors (bad JSON, body too large, wrong media type) -> 400/413 with a clear
- * message; anything else -> 500 with an id to find the log line, never a stack trace.
+ * message; anything else -> 500 with an id to find the log line, never a stack trace. Node's own
+ * refusals of a request it cannot parse (`clientErrorHandler`) get the same wire shape.
  */
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isTetherError, TetherError } from '../common/errors.ts';
 
@@ -58,4 +60,38 @@ export function installErrorHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler(function notFoundHandler(req, reply) {
     return sendError(reply, new TetherError('not_found', `no route ${req.method} ${req.url.split('?')[0]}`));
   });
+}
+
+/**
+ * Answers a request Node's HTTP parser refused before Fastify saw it (both Content-Length and
+ * Transfer-Encoding, a malformed head, headers too large, a head that came too slowly) with the wire
+ * error shape, then closes the connection: Fastify's default answers `{"error":"Bad Request"}`.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let te: TetherError;
+  let status: string;
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    te = new TetherError('headers_too_large', 'request headers are larger than the limit');
+    status = '431 Request Header Fields Too Large';
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    te = new TetherError('invalid_request', 'request: the request head or body did not arrive in time', {
+      field: 'request',
+    });
+    status = '408 Request Timeout';
+  } else {
+    const why =
+      err.code === 'HPE_INVALID_TRANSFER_ENCODING' || err.code === 'HPE_UNEXPECTED_CONTENT_LENGTH'
+        ? 'has both Content-Length and Transfer-Encoding'
+        : 'is not valid HTTP/1.1';
+    te = new TetherError('invalid_request', `request: ${why}`, { field: 'request' });
+    status = '400 Bad Request';
+  }
+  if (socket.writable) {
+    const body = JSON.stringify(te.toBody());
+    socket.write(
+      `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

@@ -1,7 +1,8 @@
 /**
  * @module
  * Prometheus metrics of one memory server (its own registry, so several servers can live in one
- * process): request durations by route, events appended, key cache hits/misses, stored events.
+ * process): request durations by route, key cache hits/misses, group-commit counters; and only with
+ * `storeFigures` (a metrics token is set) events appended and stored, figures of every tenant's data.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyService } from '../auth/key-service.ts';
@@ -22,7 +23,10 @@ export function createMemoryMetrics(deps: {
   keys: KeyService;
   writes: Readonly<WriterStats>;
   collectDefaults?: boolean;
+  /** Add the event counts (all tenants' data): only behind a metrics token. @default false */
+  storeFigures?: boolean;
 }): MemoryMetrics {
+  const storeRegisters = (registry: Registry) => (deps.storeFigures ? [registry] : []);
   const registry = new Registry();
   if (deps.collectDefaults) collectDefaultMetrics({ register: registry, prefix: 'tether_' });
   const requestDuration = new Histogram({
@@ -35,7 +39,7 @@ export function createMemoryMetrics(deps: {
   const eventsAppended = new Counter({
     name: 'tether_memory_events_appended_total',
     help: 'fact events appended',
-    registers: [registry],
+    registers: storeRegisters(registry),
   });
   const exchanges = new Counter({
     name: 'tether_auth_exchanges_total',
@@ -46,7 +50,7 @@ export function createMemoryMetrics(deps: {
   new Gauge({
     name: 'tether_memory_events_stored',
     help: 'fact events stored',
-    registers: [registry],
+    registers: storeRegisters(registry),
     async collect() {
       this.set(await deps.store.countEvents());
     },

@@ -33,6 +33,8 @@ export interface StandaloneOptions {
   /** @default 30000 */
   keyCacheTtlMs?: number;
   clock?: Clock;
+  /** Bearer token for /metrics (and the event counts on it). */
+  metricsToken?: string;
   /** Use this store instead of opening SQLite in `dataDir`. */
   store?: Store;
   plugins?: ((
@@ -75,6 +77,7 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     log: options.log,
     defaultRegistry: options.defaultRegistry,
     processMetrics: true,
+    metricsToken: options.metricsToken,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

@@ -1,9 +1,27 @@
 /**
  * @module
  * The `Store` interface every storage driver implements (SQLite now, PostgreSQL later), and the
- * records it keeps: fact events, registry versions, keys. Drivers hold no memory semantics — folding,
- * validation and tenancy live in `memory/` and `server/`. `test/store/conformance.ts` checks any driver.
+ * records it keeps: fact events, registry versions, keys, and (`resume-types.ts`) leases and resume
+ * records. Drivers hold no memory semantics — folding, validation and tenancy live in `memory/` and
+ * `server/`. `test/store/conformance.ts` checks any driver.
  */
+import type {
+  Fence,
+  Fenced,
+  LeaseAcquire,
+  LeaseRecord,
+  MilestoneRecord,
+  OutputInfo,
+  OutputRecord,
+  PointerRecord,
+  ResumeExportQuery,
+  ResumeRecordLine,
+  ResumeWrite,
+  ResumeWriteResult,
+  TurnQuery,
+  TurnRecord,
+  WorkingStateRecord,
+} from './resume-types.ts';
 
 /** Who wrote an event: "which pod did the work". */
 export interface Actor {
@@ -207,7 +225,11 @@ export interface Store {
   searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]>;
   /** Events in id order for export. */
   exportEvents(query: ExportQuery): Promise<StoredEvent[]>;
-  /** Erases every event of a namespace for good. Returns how many were erased. */
+  /**
+   * Erases every event and every resume record (lease included) of a namespace for good. The lease
+   * epoch counter is store-wide and survives, so a later acquire still gets a higher epoch.
+   * @returns how many events were erased
+   */
   purgeNamespace(namespace: string): Promise<number>;
   /** Registry versions of a tenant, oldest first. */
   registryVersions(tenant: string): Promise<RegistryVersion[]>;
@@ -220,6 +242,59 @@ export interface Store {
   deleteExpiredKeys(before: number): Promise<number>;
   /** Marks a key revoked; false when there is no such key. */
   revokeKey(id: string, at: number): Promise<boolean>;
+  /**
+   * Takes the namespace's lease for `holder` unless a lease is live (`expiresAt > now`), whoever holds
+   * it: then nothing changes and the live lease is returned. A new lease gets the next store-wide epoch.
+   * Atomic: of any number of concurrent acquires at most one succeeds while the lease is live.
+   * @param request.ttlMs life of the lease, ms (> 0)
+   * @param request.now epoch ms
+   */
+  acquireLease(request: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire>;
+  /**
+   * Extends the live lease of `fence.epoch` to `fence.now + ttlMs` (same epoch); `lost` when that
+   * epoch is not the namespace's live lease, `not_held` when the namespace has no lease.
+   */
+  renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>>;
+  /** Ends the live lease of `fence.epoch` (its `expiresAt` becomes `fence.now`); refusals as `renewLease`. */
+  releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>>;
+  /** The namespace's lease as stored (live or lapsed), or null when it never had one (or was purged). */
+  getLease(namespace: string): Promise<LeaseRecord | null>;
+  /**
+   * The fenced write: checks that `fence.epoch` is the namespace's live lease at `fence.now` and
+   * applies every write, in one transaction — all or none, nothing stored from a stale writer.
+   * Every write must be of `fence.namespace`.
+   * @returns one result per write, in order; or the refusal and the lease as it stands
+   */
+  writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>>;
+  /** The latest working state, or null when none was written. */
+  workingState(namespace: string): Promise<WorkingStateRecord | null>;
+  /** Working-state versions, newest first: the `limit` latest below `beforeVersion` (all when absent). */
+  workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]>;
+  /** The latest `limit` milestones, oldest first. */
+  milestones(namespace: string, limit: number): Promise<MilestoneRecord[]>;
+  /** The newest `limit` turns below `beforeSeq`, oldest first. */
+  turns(query: TurnQuery): Promise<TurnRecord[]>;
+  /** How many turns the namespace has. */
+  countTurns(namespace: string): Promise<number>;
+  /** One output with its content, or null. */
+  output(namespace: string, ref: string): Promise<OutputRecord | null>;
+  /** The latest `limit` outputs without content, newest first. */
+  outputs(namespace: string, limit: number): Promise<OutputInfo[]>;
+  /** How many outputs the namespace has. */
+  countOutputs(namespace: string): Promise<number>;
+  /** Every pointer of the namespace, by name. */
+  pointers(namespace: string): Promise<PointerRecord[]>;
+  /**
+   * Every resume record matching `query` (no leases), read page by page: working states, milestones,
+   * turns, outputs, pointers, each kind in its order. Safe to interleave with writes.
+   */
+  exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine>;
+  /**
+   * Inserts records keeping their version / seq / ref / name; a record whose key is present is
+   * skipped (not fenced: an admin restore). A turn whose `messageId` is present is skipped too.
+   * @returns how many were inserted
+   */
+  importResume(records: ResumeRecordLine[]): Promise<number>;
   /** Total events stored (metrics, bench). */
   countEvents(): Promise<number>;
   /** Throws when the store cannot serve (readiness). */

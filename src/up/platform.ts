@@ -12,6 +12,8 @@ import { LocalIdentityAuthority } from '../auth/local-authority/authority.ts';
 import { kubernetesPlugins } from '../cli/kubernetes-option.ts';
 import { type Clock, systemClock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
+import { loadOrCreateSecret } from '../common/secret-file.ts';
+import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
@@ -22,7 +24,10 @@ import { withWorkloadIdentity } from './identity-runtime.ts';
 
 /** Options for `startLocalPlatform`. */
 export interface LocalPlatformOptions {
-  /** Folder for everything: memory/ (SQLite, admin.key), authority/ (kubeconfig), instances/ (tokens). */
+  /**
+   * Folder for everything: memory/ (SQLite, admin.key), gateway/ (claim.secret, session.secret, admin.token),
+   * authority/ (kubeconfig), instances/ (tokens).
+   */
   dataDir: string;
   /** Knative Service manifests: files or folders. */
   services: readonly string[];
@@ -43,6 +48,8 @@ export interface LocalPlatformOptions {
   audience?: string;
   /** Life of an exchanged key. @default '15m' */
   keyTtl?: string;
+  /** Services without `tether.dev/signed-session-keys` accept only gateway-issued session keys. @default false */
+  signedSessionKeys?: boolean;
   /** Passed to the gateway (tests use short ones). */
   queueTimeoutMs?: number;
   graceMs?: number;
@@ -55,6 +62,8 @@ export interface LocalPlatform {
   memory: RunningMemoryServer;
   gateway: Gateway;
   authority: AuthorityApiServer;
+  /** The file holding the gateway admin token (mode 0600): the admin API needs `Authorization: Bearer <it>`. */
+  adminTokenFile: string;
   /** Stops the gateway (and every instance), then the memory server and the authority. Safe twice. */
   close(): Promise<void>;
 }
@@ -72,6 +81,11 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   const namespaceOf = (service: string) => namespaces.get(service) ?? 'default';
 
   mkdirSync(join(dataDir, 'authority'), { recursive: true, mode: 0o700 });
+  // The gateway's secrets and admin token: generated once, kept (claim names depend on the claim secret).
+  const gatewayDir = join(dataDir, 'gateway');
+  const secrets = loadDeploymentSecrets(gatewayDir);
+  const adminTokenFile = join(gatewayDir, 'admin.token');
+  const adminToken = loadOrCreateSecret(adminTokenFile).value;
   const authority = await LocalIdentityAuthority.create({ clock });
   const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
@@ -116,6 +130,10 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       sessionStore: new MemorySessionStore(clock),
       // A bound session owns its instance's sandbox at the authority, as a SandboxClaim adopts a sandbox.
       events: { bound: (r) => authority.claimInstance(namespaceOf(r.service), r.instance, r.claim) },
+      adminToken,
+      claimSecret: secrets.claimSecret,
+      sessionSecret: secrets.sessionSecret,
+      signedSessionKeys: o.signedSessionKeys,
       log,
       clock,
     });
@@ -125,6 +143,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       memory: mem,
       gateway,
       authority: api,
+      adminTokenFile,
       close() {
         closing ??= (async () => {
           await gateway.close();

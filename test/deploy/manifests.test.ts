@@ -1,6 +1,7 @@
 /**
  * The Kubernetes manifests in deploy/kubernetes agree with each other and with the exchanger:
- * names, audience, ports, selectors, least RBAC (create tokenreviews; get in the sandbox namespace only),
+ * names, audience, ports, selectors, least RBAC (create tokenreviews; get in the sandbox namespace only,
+ * list + watch of sandboxclaims there; the double's Role is the same),
  * agent-sandbox v1beta1 wiring and the sandbox network policy.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { apiVersionOf, SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../src/kube/agent-sandbox.ts';
+import { MEMORY_SERVER_RULES } from '../kube/rbac.ts';
 
 type Doc = any;
 
@@ -79,7 +81,7 @@ describe('deploy/kubernetes', () => {
     ]);
   });
 
-  it('grants get on pods, sandboxes, sandboxclaims in the sandbox namespace only', () => {
+  it('grants get on pods, sandboxes, sandboxclaims (and list, watch on claims) in the sandbox namespace only', () => {
     const binding = one('RoleBinding');
     assert.equal(binding.metadata.namespace, sandboxNs);
     assert.deepEqual(binding.subjects, [
@@ -88,17 +90,14 @@ describe('deploy/kubernetes', () => {
     assert.equal(binding.roleRef.kind, 'Role');
     const role = byName('Role', binding.roleRef.name, sandboxNs);
     assert.ok(role, 'the bound Role is in the sandbox namespace');
-    assert.deepEqual(role.rules, [
-      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
-      { apiGroups: ['agents.x-k8s.io'], resources: ['sandboxes'], verbs: ['get'] },
-      { apiGroups: ['extensions.agents.x-k8s.io'], resources: ['sandboxclaims'], verbs: ['get'] },
-    ]);
+    assert.deepEqual(role.rules, MEMORY_SERVER_RULES);
   });
 
-  it('uses no verb but create and get, no wildcard, and no ClusterRole that reads pods', () => {
+  it('uses no verb but create, get and (claims only) list/watch, no wildcard, and no ClusterRole that reads pods', () => {
     for (const r of [...all('ClusterRole'), ...all('Role')]) {
       for (const rule of r.rules) {
-        for (const v of rule.verbs) assert.ok(['create', 'get'].includes(v), `${r.metadata.name}: verb ${v}`);
+        const verbs = rule.resources.includes('sandboxclaims') ? ['get', 'list', 'watch'] : ['create', 'get'];
+        for (const v of rule.verbs) assert.ok(verbs.includes(v), `${r.metadata.name}: verb ${v}`);
         assert.ok(![...rule.verbs, ...rule.resources, ...rule.apiGroups].includes('*'), `${r.metadata.name}: wildcard`);
       }
     }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,11 +11,23 @@ import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest }
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
 
-function runCli(args: string[]): { child: ChildProcess; out: () => string; err: () => string } {
+/** Secrets from the environment, so no test writes `.tether/gateway` into the repository (one test uses --data). */
+const SECRETS = { TETHER_CLAIM_SECRET: 'c'.repeat(64), TETHER_SESSION_SECRET: 's'.repeat(64) };
+
+function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = SECRETS,
+): { child: ChildProcess; out: () => string; err: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'gateway', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TETHER_LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      TETHER_LOG_LEVEL: 'info',
+      TETHER_CLAIM_SECRET: undefined,
+      TETHER_SESSION_SECRET: undefined,
+      ...env,
+    },
   });
   let out = '';
   let err = '';
@@ -159,5 +172,56 @@ describe('tether gateway (command line)', () => {
     second.child.kill('SIGTERM');
     const [code] = await once(second.child, 'exit');
     assert.equal(code, 0);
+  });
+
+  it('generates its claim secret once into --data (0600): the same session keeps its claim name across restarts', async (t) => {
+    const data = await mkdtemp(join(tmpdir(), 'tether-gw-data-'));
+    t.after(() => rm(data, { recursive: true, force: true }));
+    const file = await writeManifest(t, serviceYaml('named', { 'serving.knative.dev/session-affinity-cookie': 'app' }));
+    const claimOnce = async (dir: string, env: Record<string, string | undefined> = {}) => {
+      const run = runCli(
+        ['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1', '--data', dir],
+        env,
+      );
+      t.after(() => run.child.kill('SIGKILL'));
+      const line = await waitFor(
+        'listening line',
+        () =>
+          run
+            .out()
+            .split('\n')
+            .find((l) => l.includes('gateway listening')),
+        {
+          timeoutMs: 20_000,
+        },
+      );
+      const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
+      assert.equal(
+        (await send(publicUrl, { host: 'named.default.example.com', headers: { cookie: 'app=11' } })).status,
+        200,
+      );
+      const [s] = JSON.parse((await send(adminUrl, { path: '/_tether/sessions' })).body) as Array<{ claim: string }>;
+      run.child.kill('SIGTERM');
+      await once(run.child, 'exit');
+      return { claim: s?.claim as string, out: run.out() + run.err() };
+    };
+    const first = await claimOnce(data);
+    assert.match(first.claim, /^named-[0-9a-f]{32}$/);
+    for (const name of ['claim.secret', 'session.secret']) {
+      const path = join(data, name);
+      assert.equal(statSync(path).mode & 0o777, 0o600, name);
+      const secret = readFileSync(path, 'utf8').trim();
+      assert.match(secret, /^[0-9a-f]{64}$/);
+      assert.ok(!first.out.includes(secret), `${name} is never logged`);
+    }
+    assert.match(first.out, /generated a gateway secret/);
+    const second = await claimOnce(data);
+    assert.equal(second.claim, first.claim, 'same secret, same name');
+    assert.doesNotMatch(second.out, /generated a gateway secret/);
+    const other = await mkdtemp(join(tmpdir(), 'tether-gw-data-'));
+    t.after(() => rm(other, { recursive: true, force: true }));
+    assert.notEqual((await claimOnce(other)).claim, first.claim, 'another deployment, another name');
+    const fromEnv = await claimOnce(other, { TETHER_CLAIM_SECRET: readFileSync(join(data, 'claim.secret'), 'utf8') });
+    assert.equal(fromEnv.claim, first.claim, 'TETHER_CLAIM_SECRET overrides the file');
   });
 });

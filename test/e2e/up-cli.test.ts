@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -42,8 +43,17 @@ describe('tether up (process)', () => {
     const health = await fetch(`${memory?.[1]}/readyz`);
     assert.equal(health.status, 200);
 
+    // The admin API is never open: the token is in <data>/gateway/admin.token (0600), its path printed, never itself.
+    const tokenFile = join(data, 'gateway', 'admin.token');
+    assert.ok(out.includes(`admin token: ${tokenFile}`), out);
+    assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
+    const token = readFileSync(tokenFile, 'utf8').trim();
+    assert.ok(token.length >= 32);
+    assert.ok(!out.includes(token), 'the token is never printed or logged');
+    assert.equal((await send(adminUrl as string, { path: '/_tether/instances' })).status, 401);
     const instances = JSON.parse(
-      (await send(adminUrl as string, { path: '/_tether/instances' })).body,
+      (await send(adminUrl as string, { path: '/_tether/instances', headers: { authorization: `Bearer ${token}` } }))
+        .body,
     ) as AdminInstance[];
     const pids = instances.map((i) => i.pid).filter((p): p is number => p !== null);
     assert.ok(pids.length >= 2, 'the warm pools and the agent run');

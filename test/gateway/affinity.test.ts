@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sessionId } from '../../src/sessions/session-store.ts';
 import { type AdminInstance, admin, send, serviceYaml, startTestGateway } from './helpers/harness.ts';
 
 const HOST = 'agent.default.example.com';
@@ -23,7 +24,7 @@ describe('gateway routing and session affinity', () => {
     assert.notEqual(b1.headers['x-pid'], a1.headers['x-pid']);
     assert.equal(b1.headers['x-count'], '1');
     assert.equal(a1.headers['set-cookie'], undefined);
-    const instances = await admin<AdminInstance[]>(gw, '/_tether/instances');
+    const instances = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
     assert.deepEqual(
       instances.map((i) => [i.sessions, i.state, String(i.pid), i.warm]).sort(),
       [
@@ -39,22 +40,30 @@ describe('gateway routing and session affinity', () => {
     const first = await send(gw.publicUrl, { host: HOST });
     assert.equal(first.status, 200);
     const setCookie = String(first.headers['set-cookie']);
-    assert.match(setCookie, /^app=[A-Za-z0-9_-]{22}; Path=\/; HttpOnly/);
+    assert.match(setCookie, /^app=[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}; Path=\/; HttpOnly/);
     const cookie = setCookie.split(';')[0] as string;
     const again = await send(gw.publicUrl, { host: HOST, headers: { cookie } });
     assert.equal(again.headers['x-pid'], first.headers['x-pid']);
     assert.equal(again.headers['set-cookie'], undefined);
-    const sessions = await admin<Array<Record<string, unknown>>>(gw, '/_tether/sessions');
+    const sessions = await admin<Array<Record<string, unknown>>>(gw, '/_tether/sessions?reveal=keys');
     assert.equal(sessions.length, 1);
     assert.deepEqual(Object.keys(sessions[0] ?? {}), [
       'key',
+      'key_prefix',
+      'id',
       'service',
+      'claim',
       'instance',
       'state',
+      'created_at',
       'last_active',
+      'on_idle',
+      'idle_deadline',
       'expires_at',
+      'gateway',
     ]);
     assert.equal(sessions[0]?.key, cookie.slice('app='.length));
+    assert.equal(sessions[0]?.id, sessionId(cookie.slice('app='.length)).slice(0, 12));
     assert.equal(sessions[0]?.state, 'idle');
     assert.equal(sessions[0]?.expires_at, null);
   });

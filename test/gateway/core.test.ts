@@ -8,7 +8,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
   it('delete policy: ends an idle session and deletes its instance exactly at the timeout', async () => {
     const { clock, runtime, core, svc, store } = setup({ 'serving.knative.dev/session-timeout': '30m' });
     const s = await hit(core, svc, 'k1');
-    assert.match(s.claim, /^svc-[0-9a-f]{10}$/);
+    assert.match(s.claim, /^svc-[0-9a-f]{32}$/);
     assert.equal((await store.get('svc', sessionId('k1')))?.claim, s.claim);
     clock.advance(30 * 60_000 - 1);
     core.reconcile();

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
 import { HOP_BY_HOP, requestHeaders, responseHeaders, scanRequestHeaders } from '../../src/gateway/proxy/headers.ts';
-import { readCookie, resolveSessionKey, sessionCookie, sessionKeyFrom } from '../../src/gateway/session-key.ts';
+import {
+  readCookie,
+  resolveSessionKey,
+  sessionCookie,
+  sessionKeyFrom,
+  sessionKeyPolicy,
+} from '../../src/gateway/session-key.ts';
 
 function fakeReq(raw: string[], remoteAddress = '10.1.2.3'): IncomingMessage {
   const headers: Record<string, string> = {};
@@ -95,6 +101,7 @@ describe('scanRequestHeaders()', () => {
       chunked: false,
       transferEncoding: undefined,
       expect: true,
+      forwardedProto: undefined,
     });
     assert.equal(scanRequestHeaders(['Transfer-Encoding', 'chunked']).chunked, true);
     const te = scanRequestHeaders(['Transfer-Encoding', 'gzip', 'transfer-encoding', 'chunked']);
@@ -137,15 +144,17 @@ describe('session keys', () => {
     assert.equal(sessionKeyOf({}, 'app'), undefined);
   });
 
-  it('resolveSessionKey() shares one key without affinity and makes a new one with its cookie', () => {
-    assert.deepEqual(resolveSessionKey({ affinity: false, cookieName: 'app' }, 'app=c', undefined, undefined), {
+  it('resolveSessionKey() shares one key without affinity, keeps a carried one and makes a new signed one', () => {
+    const policy = sessionKeyPolicy();
+    const svc = { affinity: true, cookieName: 'app', signedSessionKeys: null };
+    assert.deepEqual(resolveSessionKey({ ...svc, affinity: false }, policy, 'app=c', undefined, undefined), {
       key: '-',
+      fresh: false,
     });
-    assert.deepEqual(resolveSessionKey({ affinity: true, cookieName: 'app' }, 'app=c', undefined, undefined), {
-      key: 'c',
-    });
-    const fresh = resolveSessionKey({ affinity: true, cookieName: 'app' }, undefined, undefined, undefined);
-    assert.equal(fresh.setCookie, sessionCookie('app', fresh.key));
+    assert.deepEqual(resolveSessionKey(svc, policy, 'app=c', undefined, undefined), { key: 'c', fresh: false });
+    const fresh = resolveSessionKey(svc, policy, undefined, undefined, undefined);
+    assert.equal(fresh.fresh, true);
+    assert.ok(policy.signer.verify(fresh.key));
   });
 
   it('sessionCookie() is HttpOnly with Path=/', () => {

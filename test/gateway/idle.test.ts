@@ -27,7 +27,10 @@ describe('idle sessions and expiry', () => {
     const pid = Number(r.headers['x-pid']);
     assert.equal(procState(pid) === null, false);
     await waitFor('instance deleted', () => isGone(pid), { timeoutMs: 5000 });
-    await waitFor('zero instances', async () => (await admin<AdminInstance[]>(gw, '/_tether/instances')).length === 0);
+    await waitFor(
+      'zero instances',
+      async () => (await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys')).length === 0,
+    );
     assert.deepEqual(await admin(gw, '/_tether/sessions'), []);
     const back = await send(gw.publicUrl, { host, headers: { cookie: 'app=11' } });
     assert.notEqual(Number(back.headers['x-pid']), pid, 'a returning session gets a new instance');
@@ -45,7 +48,7 @@ describe('idle sessions and expiry', () => {
     const pid = Number(r1.headers['x-pid']);
     assert.equal(r2.headers['x-count'], '2');
     await waitFor('process stopped', () => procState(pid) === 'T', { timeoutMs: 5000 });
-    const [inst] = await admin<AdminInstance[]>(gw, '/_tether/instances');
+    const [inst] = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
     assert.equal(inst?.state, 'paused');
     assert.deepEqual(inst?.sessions, ['11']);
     const sessions = await admin<Array<{ state: string }>>(gw, '/_tether/sessions');

@@ -28,7 +28,7 @@ describe('target 1 + max-scale 1: the wait queue', () => {
     assert.ok(Date.now() - t0 >= 500, 'served only after the first session idled out');
     assert.notEqual(Number(second.headers['x-pid']), firstPid);
     assert.ok(isGone(firstPid), 'the first instance was deleted');
-    const instances = await admin<AdminInstance[]>(gw, '/_tether/instances');
+    const instances = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
     assert.deepEqual(
       instances.map((i) => i.sessions),
       [['second']],

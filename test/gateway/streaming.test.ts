@@ -33,7 +33,7 @@ describe('streaming through the gateway', () => {
     clock.advance(60 * 60_000); // far past the 300 ms idle timeout
     gw.reconcile();
     assert.equal(await echo('still here'), 'still here');
-    const sessions = await admin<Array<{ key: string; state: string }>>(gw, '/_tether/sessions');
+    const sessions = await admin<Array<{ key: string; state: string }>>(gw, '/_tether/sessions?reveal=keys');
     assert.deepEqual(
       sessions.map((s) => [s.key, s.state]),
       [['w', 'active']],

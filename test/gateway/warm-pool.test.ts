@@ -34,7 +34,7 @@ async function startsTotal(url: string): Promise<Record<string, number>> {
 describe('warm pool', () => {
   it('keeps 3 paused processes, serves a new session from one without a spawn, then refills', async (t) => {
     const gw = await startTestGateway(t, YAML);
-    const pool = await admin<AdminInstance[]>(gw, '/_tether/instances');
+    const pool = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
     assert.equal(pool.length, 3);
     for (const i of pool) {
       assert.equal(i.state, 'paused');
@@ -54,7 +54,7 @@ describe('warm pool', () => {
     assert.equal((await startsTotal(gw.adminUrl)).false, undefined, 'no cold start');
 
     const after = await waitFor('pool refilled', async () => {
-      const list = await admin<AdminInstance[]>(gw, '/_tether/instances');
+      const list = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
       const warm = list.filter((i) => i.warm && i.state === 'paused');
       return warm.length === 3 ? list : undefined;
     });

@@ -80,7 +80,7 @@ async function stats(publicUrl: string, key: string): Promise<{ received: number
 }
 
 async function sessionState(gw: { adminUrl: string }, key: string): Promise<string | undefined> {
-  const all = await admin<Array<{ key: string; state: string }>>(gw as never, '/_tether/sessions');
+  const all = await admin<Array<{ key: string; state: string }>>(gw as never, '/_tether/sessions?reveal=keys');
   return all.find((s) => s.key === key)?.state;
 }
 

@@ -41,7 +41,7 @@ export interface TestMemoryServer {
 /** Starts a server; pass `dataDir` to reuse a folder (restart). */
 export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
-    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs'>
+    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'metricsToken'>
   > = {},
 ): Promise<TestMemoryServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tether-test-'));
@@ -55,6 +55,7 @@ export async function startTestMemoryServer(
     clock: options.clock,
     plugins: options.plugins,
     keyCacheTtlMs: options.keyCacheTtlMs,
+    metricsToken: options.metricsToken,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

@@ -8,13 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { POD, type ResourceType, SANDBOX, SANDBOX_CLAIM, SANDBOX_WARM_POOL } from '../../src/kube/agent-sandbox.ts';
 import type { TokenReviewStatus } from '../../src/kube/types.ts';
+import { ObjectStore } from './object-store.ts';
 import {
   claimObject,
   controllerRef,
   generateName,
   podObject,
   sandboxObject,
-  touch,
   type WireObject,
   warmPoolObject,
 } from './objects.ts';
@@ -60,7 +60,8 @@ export class FakeCluster {
   readonly serviceAccount: string;
   readonly apiAudiences: string[];
   readonly issuer = new TokenIssuer();
-  readonly #objects = new Map<string, WireObject>();
+  /** Every object of the cluster; writes here are seen by watches. */
+  readonly store = new ObjectStore();
   readonly #saUids = new Map<string, string>();
   #afterReview: (() => void)[] = [];
 
@@ -72,7 +73,7 @@ export class FakeCluster {
 
   /** The stored object, or undefined. */
   getObject(type: ResourceType, namespace: string, name: string): WireObject | undefined {
-    return this.#objects.get(key(type, namespace, name));
+    return this.store.get(type, namespace, name);
   }
 
   /** A warm-pool pod: SandboxWarmPool -> Sandbox -> Pod, generated name like `tether-agents-x7k2q`. */
@@ -99,11 +100,11 @@ export class FakeCluster {
       'agents.x-k8s.io/sandbox-name': sandbox.metadata.name,
     };
     claim.status = { sandbox: { name: sandbox.metadata.name, podIPs: ['10.244.0.7'] } };
-    this.#put(SANDBOX_CLAIM, claim);
-    sandbox.metadata.ownerReferences = [controllerRef(claim)];
-    sandbox.metadata.labels = { ...sandbox.metadata.labels, 'agents.x-k8s.io/claim-uid': claim.metadata.uid };
-    touch(sandbox);
-    return { ...pod, claim: claimName, claimUid: claim.metadata.uid };
+    const stored = this.#put(SANDBOX_CLAIM, claim);
+    sandbox.metadata.ownerReferences = [controllerRef(stored)];
+    sandbox.metadata.labels = { ...sandbox.metadata.labels, 'agents.x-k8s.io/claim-uid': stored.metadata.uid };
+    this.#put(SANDBOX, sandbox);
+    return { ...pod, claim: claimName, claimUid: stored.metadata.uid };
   }
 
   /** A claim with a fresh pod: cold start (Sandbox named after the claim), or via the warm pool. */
@@ -120,6 +121,7 @@ export class FakeCluster {
     const sandboxName = this.getObject(SANDBOX, ns, name) ? this.#freeName(ns, `${name}-`) : name;
     const pod = this.#createSandboxPod(ns, sandboxName, claim, sa);
     claim.status = { sandbox: { name: sandboxName, podIPs: ['10.244.0.7'] } };
+    this.#put(SANDBOX_CLAIM, claim);
     return { ...pod, claim: name, claimUid: claim.metadata.uid };
   }
 
@@ -127,11 +129,11 @@ export class FakeCluster {
   deleteClaim(name: string, options: { namespace?: string; orphan?: boolean } = {}): void {
     const ns = options.namespace ?? this.namespace;
     const claim = this.#mustGet(SANDBOX_CLAIM, ns, name);
-    this.#objects.delete(key(SANDBOX_CLAIM, ns, name));
+    this.store.delete(SANDBOX_CLAIM, ns, name);
     if (options.orphan) return;
     for (const sandbox of this.#controlledBy(SANDBOX, claim)) {
-      for (const pod of this.#controlledBy(POD, sandbox)) this.#objects.delete(key(POD, ns, pod.metadata.name));
-      this.#objects.delete(key(SANDBOX, ns, sandbox.metadata.name));
+      for (const pod of this.#controlledBy(POD, sandbox)) this.store.delete(POD, ns, pod.metadata.name);
+      this.store.delete(SANDBOX, ns, sandbox.metadata.name);
     }
   }
 
@@ -149,12 +151,12 @@ export class FakeCluster {
     const claim = this.#mustGet(SANDBOX_CLAIM, namespace, name);
     claim.metadata.deletionTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     claim.metadata.finalizers = ['foregroundDeletion'];
-    touch(claim);
+    this.#put(SANDBOX_CLAIM, claim);
   }
 
   /** Delete a pod (its tokens stop passing review). */
   deletePod(pod: Pick<SandboxPod, 'namespace' | 'pod'>): void {
-    this.#objects.delete(key(POD, pod.namespace, pod.pod));
+    this.store.delete(POD, pod.namespace, pod.pod);
   }
 
   /** Replace a pod with one of the same name and a new uid (same owner). */
@@ -269,17 +271,13 @@ export class FakeCluster {
   }
 
   #controlledBy(type: ResourceType, owner: WireObject): WireObject[] {
-    const prefix = `${type.plural}/${owner.metadata.namespace}/`;
-    return [...this.#objects.entries()]
-      .filter(
-        ([k, o]) =>
-          k.startsWith(prefix) && o.metadata.ownerReferences?.some((r) => r.controller && r.uid === owner.metadata.uid),
-      )
-      .map(([, o]) => o);
+    return this.store
+      .list(type, { namespace: owner.metadata.namespace })
+      .filter((o) => o.metadata.ownerReferences?.some((r) => r.controller && r.uid === owner.metadata.uid));
   }
 
-  #put(type: ResourceType, obj: WireObject): void {
-    this.#objects.set(key(type, obj.metadata.namespace, obj.metadata.name), obj);
+  #put(type: ResourceType, obj: WireObject): WireObject {
+    return this.store.put(type, obj);
   }
 
   #mustGet(type: ResourceType, ns: string, name: string): WireObject {
@@ -296,10 +294,6 @@ export class FakeCluster {
     }
     return uid;
   }
-}
-
-function key(type: ResourceType, namespace: string, name: string): string {
-  return `${type.plural}/${namespace}/${name}`;
 }
 
 function audiences(options: IssueTokenOptions): string[] {

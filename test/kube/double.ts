@@ -1,9 +1,10 @@
 /**
  * @module
- * An HTTPS double of the Kubernetes API server for tests: TokenReview, Pod, Sandbox, SandboxClaim,
- * SandboxWarmPool in the real wire format, bearer-token auth, optional RBAC refusals, latency and outages,
- * call counting. Writes a kubeconfig (CA data + token) for @kubernetes/client-node. Start it in `before`
- * with `startKubeDouble()`, `close()` it in `after`. Object and token control comes from `FakeCluster`.
+ * An HTTPS double of the Kubernetes API server for tests: TokenReview and the objects of `rest.ts` (Pod,
+ * Sandbox, SandboxClaim, SandboxWarmPool, SandboxTemplate) in the real wire format, two users (the memory
+ * server's and the gateway's token, each with its Role from `rbac.ts`), latency and outages, call counting,
+ * and optionally the agent-sandbox controllers (`controller.ts`). Writes kubeconfigs for @kubernetes/client-node.
+ * Start it with `startKubeDouble()`, `close()` it after. Object and token control comes from `FakeCluster`.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,10 +14,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { POD, type ResourceType, SANDBOX, SANDBOX_CLAIM, SANDBOX_WARM_POOL } from '../../src/kube/agent-sandbox.ts';
 import { makeCerts } from './certs.ts';
 import { type ClusterOptions, FakeCluster } from './cluster.ts';
-import { forbiddenStatus, notFoundStatus, statusBody } from './objects.ts';
+import { SandboxController } from './controller.ts';
+import { forbiddenStatus, statusBody } from './objects.ts';
+import { allows, GATEWAY_RULES, MEMORY_SERVER_RULES, type PolicyRule } from './rbac.ts';
+import { parseObjectRequest, serveObject, type Verb } from './rest.ts';
 
 /** Options of `startKubeDouble`. */
 export interface KubeDoubleOptions extends ClusterOptions {
@@ -24,11 +27,16 @@ export interface KubeDoubleOptions extends ClusterOptions {
   rbacNamespaces?: string[] | '*';
   /** Whether the memory server may `create tokenreviews`. @default true */
   canReviewTokens?: boolean;
+  /**
+   * Run the agent-sandbox controllers: pools fill, claims adopt or get sandboxes, Suspended stops the pod,
+   * and each pod is a local process on its own loopback address. @default false
+   */
+  controllers?: boolean;
 }
 
 /** One request the double served. */
 export interface CallRecord {
-  verb: 'create' | 'get' | 'list' | 'other';
+  verb: Verb | 'other';
   /** Plural, e.g. `tokenreviews`, `pods`, `sandboxes`, `sandboxclaims`. */
   resource: string;
   group: string;
@@ -37,16 +45,15 @@ export interface CallRecord {
   status: number;
 }
 
-/** How the double is out of order. */
+/** How the double is out of order: connection refused, or every answer an error status. */
 export type OutageMode = 'refuse' | 'error';
 
 /** The user the double's kubeconfig token stands for (shown in Forbidden messages). */
 export const MEMORY_SERVER_USER = 'system:serviceaccount:tether:tether-memory';
+/** The user the gateway's token stands for. */
+export const GATEWAY_USER = 'system:serviceaccount:tether:tether-gateway';
 
-const CUSTOM_TYPES: ResourceType[] = [SANDBOX, SANDBOX_CLAIM, SANDBOX_WARM_POOL];
 const REVIEW_PATH = '/apis/authentication.k8s.io/v1/tokenreviews';
-const CORE_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/;
-const GROUP_PATH = /^\/apis\/([^/]+)\/([^/]+)\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?$/;
 
 /** The API-server double; the fake cluster's control methods plus the server's own. */
 export class KubeDouble extends FakeCluster {
@@ -55,8 +62,14 @@ export class KubeDouble extends FakeCluster {
   /** A kubeconfig file that trusts the double's CA and carries its bearer token. */
   kubeconfigPath = '';
   caPem = '';
-  /** The bearer token the double accepts. */
+  /** The memory server's bearer token. */
   readonly bearerToken = randomBytes(24).toString('hex');
+  /** The gateway's bearer token. */
+  readonly gatewayToken = randomBytes(24).toString('hex');
+  /** A kubeconfig with the gateway's token. */
+  gatewayKubeconfigPath = '';
+  /** The agent-sandbox controllers, when started with `controllers: true`. */
+  readonly controller: SandboxController | undefined;
   /** Every request served, oldest first. */
   readonly calls: CallRecord[] = [];
   #server: Server | undefined;
@@ -64,6 +77,8 @@ export class KubeDouble extends FakeCluster {
   #dir = '';
   #latencyMs = 0;
   #outage: OutageMode | null = null;
+  #outageStatus = 503;
+  readonly #watches = new Set<ServerResponse>();
   #rbacNamespaces: string[] | '*';
   #canReview: boolean;
   readonly #held = new Set<ServerResponse>();
@@ -74,6 +89,7 @@ export class KubeDouble extends FakeCluster {
     super(options);
     this.#rbacNamespaces = options.rbacNamespaces ?? '*';
     this.#canReview = options.canReviewTokens ?? true;
+    this.controller = options.controllers ? new SandboxController(this.store) : undefined;
   }
 
   /** Make certificates, listen on 127.0.0.1, write the kubeconfig. Called by `startKubeDouble`. */
@@ -87,6 +103,9 @@ export class KubeDouble extends FakeCluster {
     this.url = `https://127.0.0.1:${this.#port}`;
     this.kubeconfigPath = join(this.#dir, 'kubeconfig');
     await writeFile(this.kubeconfigPath, this.kubeconfig());
+    this.gatewayKubeconfigPath = join(this.#dir, 'gateway-kubeconfig');
+    await writeFile(this.gatewayKubeconfigPath, this.kubeconfig({ token: this.gatewayToken }));
+    this.controller?.start();
     return this;
   }
 
@@ -113,9 +132,14 @@ export class KubeDouble extends FakeCluster {
     this.#latencyMs = ms;
   }
 
-  /** Go out of order: 'refuse' closes the port (connection refused), 'error' answers 503 to everything. */
-  async goDown(mode: OutageMode = 'refuse'): Promise<void> {
+  /**
+   * Go out of order: 'refuse' closes the port (connection refused), 'error' answers `status` to everything.
+   * Open watches end either way.
+   */
+  async goDown(mode: OutageMode = 'refuse', status = 503): Promise<void> {
     this.#outage = mode;
+    this.#outageStatus = status;
+    for (const w of this.#watches) w.end();
     if (mode === 'refuse') await this.#stopListening();
   }
 
@@ -149,6 +173,7 @@ export class KubeDouble extends FakeCluster {
     this.#closed ??= (async () => {
       for (const t of this.#timers) clearTimeout(t);
       this.#timers.clear();
+      await this.controller?.stop();
       await this.#stopListening();
       if (this.#dir) await rm(this.#dir, { recursive: true, force: true });
     })();
@@ -171,6 +196,7 @@ export class KubeDouble extends FakeCluster {
     if (!server?.listening) return;
     for (const res of this.#held) res.destroy();
     this.#held.clear();
+    for (const w of this.#watches) w.destroy();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await closed;
@@ -182,8 +208,9 @@ export class KubeDouble extends FakeCluster {
     req.on('end', () => {
       const answer = () => {
         if (res.destroyed) return;
-        const [status, body, call] = this.#route(req, Buffer.concat(chunks).toString('utf8'));
+        const [status, body, call] = this.#route(req, res, Buffer.concat(chunks).toString('utf8'));
         if (call) this.calls.push({ ...call, status });
+        if (body === undefined) return; // a watch streams by itself
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
@@ -198,72 +225,67 @@ export class KubeDouble extends FakeCluster {
     });
   }
 
-  #route(req: IncomingMessage, raw: string): [number, unknown, Omit<CallRecord, 'status'> | null] {
-    const path = new URL(req.url ?? '/', 'https://x').pathname;
-    if (req.headers.authorization !== `Bearer ${this.bearerToken}`) {
-      return [401, statusBody(401, 'Unauthorized', 'Unauthorized'), null];
-    }
+  #route(req: IncomingMessage, res: ServerResponse, raw: string): [number, unknown, Omit<CallRecord, 'status'> | null] {
+    const url = new URL(req.url ?? '/', 'https://x');
+    const path = url.pathname;
+    const auth = req.headers.authorization;
+    const user =
+      auth === `Bearer ${this.bearerToken}` ? 'memory' : auth === `Bearer ${this.gatewayToken}` ? 'gateway' : null;
+    if (!user) return [401, statusBody(401, 'Unauthorized', 'Unauthorized'), null];
     if (this.#outage === 'error') {
-      return [503, statusBody(503, 'ServiceUnavailable', 'the server is currently unable to handle the request'), null];
+      const s = this.#outageStatus;
+      const reason = s === 500 ? 'InternalError' : 'ServiceUnavailable';
+      return [s, statusBody(s, reason, 'the server is currently unable to handle the request'), null];
     }
-    if (path === REVIEW_PATH) {
-      const call = { verb: 'create', resource: 'tokenreviews', group: 'authentication.k8s.io' } as const;
-      if (req.method !== 'POST') return [405, statusBody(405, 'MethodNotAllowed', 'method not allowed'), call];
-      if (!this.#canReview) {
-        return [
-          403,
-          forbiddenStatus(
-            MEMORY_SERVER_USER,
-            'create',
-            { group: call.group, plural: 'tokenreviews' },
-            undefined,
-            undefined,
-          ),
-          call,
-        ];
-      }
-      let review: { spec?: { token?: unknown; audiences?: unknown } };
-      try {
-        review = JSON.parse(raw);
-      } catch {
-        return [400, statusBody(400, 'BadRequest', 'the body of the request was in an unknown format'), call];
-      }
-      const spec = review.spec ?? {};
-      const status = this.reviewToken(spec);
+    if (path === REVIEW_PATH) return this.#review(req, raw, user);
+    const r = parseObjectRequest(req.method ?? 'GET', path, url.searchParams);
+    if (!r) return [404, statusBody(404, 'NotFound', 'the server could not find the requested resource'), null];
+    const call = { verb: r.verb, resource: r.type.plural, group: r.type.group, namespace: r.namespace, name: r.name };
+    const rules: readonly PolicyRule[] = user === 'memory' ? MEMORY_SERVER_RULES : GATEWAY_RULES;
+    const resource = r.status ? `${r.type.plural}/status` : r.type.plural;
+    const inNamespace = this.#rbacNamespaces === '*' || this.#rbacNamespaces.includes(r.namespace);
+    if (!inNamespace || !allows(rules, r.verb, r.type.group, resource)) {
+      const who = user === 'memory' ? MEMORY_SERVER_USER : GATEWAY_USER;
+      return [403, forbiddenStatus(who, r.verb, r.type, r.namespace, r.name), call];
+    }
+    const answer = serveObject(this.store, r, req, res, raw, url.searchParams, this.#watches);
+    return [answer.status, answer.body, call];
+  }
+
+  #review(
+    req: IncomingMessage,
+    raw: string,
+    user: 'memory' | 'gateway',
+  ): [number, unknown, Omit<CallRecord, 'status'> | null] {
+    const call = { verb: 'create', resource: 'tokenreviews', group: 'authentication.k8s.io' } as const;
+    if (req.method !== 'POST') return [405, statusBody(405, 'MethodNotAllowed', 'method not allowed'), call];
+    if (!this.#canReview || user !== 'memory') {
+      const who = user === 'memory' ? MEMORY_SERVER_USER : GATEWAY_USER;
       return [
-        201,
-        {
-          kind: 'TokenReview',
-          apiVersion: 'authentication.k8s.io/v1',
-          metadata: { creationTimestamp: null },
-          spec,
-          status,
-        },
+        403,
+        forbiddenStatus(who, 'create', { group: call.group, plural: 'tokenreviews' }, undefined, undefined),
         call,
       ];
     }
-    const core = CORE_PATH.exec(path);
-    const group = core ? null : GROUP_PATH.exec(path);
-    let type: ResourceType | undefined;
-    let namespace: string | undefined;
-    let name: string | undefined;
-    if (core?.[2] === POD.plural) [type, namespace, name] = [POD, core[1], core[3]];
-    else if (group) {
-      type = CUSTOM_TYPES.find((t) => t.group === group[1] && t.version === group[2] && t.plural === group[4]);
-      [namespace, name] = [group[3], group[5]];
+    let review: { spec?: { token?: unknown; audiences?: unknown } };
+    try {
+      review = JSON.parse(raw);
+    } catch {
+      return [400, statusBody(400, 'BadRequest', 'the body of the request was in an unknown format'), call];
     }
-    if (!type || !namespace) {
-      return [404, statusBody(404, 'NotFound', 'the server could not find the requested resource'), null];
-    }
-    const verb = req.method !== 'GET' ? 'other' : name ? 'get' : 'list';
-    const call = { verb, resource: type.plural, group: type.group, namespace, name } as const;
-    const allowed = verb === 'get' && (this.#rbacNamespaces === '*' || this.#rbacNamespaces.includes(namespace));
-    if (!allowed) {
-      const kubeVerb = verb === 'other' ? (req.method ?? 'other').toLowerCase() : verb;
-      return [403, forbiddenStatus(MEMORY_SERVER_USER, kubeVerb, type, namespace, name), call];
-    }
-    const obj = this.getObject(type, namespace, name!);
-    return obj ? [200, obj, call] : [404, notFoundStatus(type, name!), call];
+    const spec = review.spec ?? {};
+    const status = this.reviewToken(spec);
+    return [
+      201,
+      {
+        kind: 'TokenReview',
+        apiVersion: 'authentication.k8s.io/v1',
+        metadata: { creationTimestamp: null },
+        spec,
+        status,
+      },
+      call,
+    ];
   }
 }
 

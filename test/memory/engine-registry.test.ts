@@ -45,13 +45,15 @@ describe('RegistryBook changes seen by the engine', () => {
     await refused(remember({ subject: 'bob', predicate: 'birthday', value: 'in spring' }), 'value');
   });
 
-  it('seeds a new tenant with the default registry in force from time 0', async (t) => {
+  it('seeds a new tenant with the default registry in force from time 0, stored by its first write', async (t) => {
     const { registries, store } = setup(t);
     const current = await registries.current('acme');
     assert.deepEqual(
       current.predicates.map((p) => p.name),
       [...starterRegistry('personal').map((p) => p.name), 'note'],
     );
+    assert.deepEqual(await store.registryVersions('acme'), []);
+    await registries.currentForWrite('acme');
     const versions = await store.registryVersions('acme');
     assert.equal(versions.length, 1);
     assert.equal(versions[0]?.recordedAt, 0);

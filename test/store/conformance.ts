@@ -10,8 +10,10 @@ import { beliefsConformance } from './conformance/beliefs.ts';
 import { beliefsLookupConformance } from './conformance/beliefs-lookup.ts';
 import { eventsConformance } from './conformance/events.ts';
 import { exportPurgeConformance } from './conformance/export-purge.ts';
+import { leasesConformance } from './conformance/leases.ts';
 import { lifecycleConformance } from './conformance/lifecycle.ts';
 import { registryKeysConformance } from './conformance/registry-keys.ts';
+import { resumeRecordsConformance } from './conformance/resume-records.ts';
 import { searchConformance } from './conformance/search.ts';
 
 export { changeOf, freshNamespace, freshTenant, heldAll, makeEvent } from './conformance/helpers.ts';
@@ -39,6 +41,8 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
     beliefsLookupConformance(shared);
     exportPurgeConformance(shared);
     registryKeysConformance(shared);
+    leasesConformance(shared);
+    resumeRecordsConformance(shared);
     lifecycleConformance(open);
   });
 }

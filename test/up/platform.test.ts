@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -83,7 +83,9 @@ async function turn(cookie: string): Promise<Turn> {
 }
 
 async function instances(): Promise<{ name: string; warm: boolean; sessions: string[] }[]> {
-  return (await fetch(`${platform.gateway.adminUrl}/_tether/instances`)).json() as Promise<
+  const token = readFileSync(platform.adminTokenFile, 'utf8').trim();
+  const headers = { authorization: `Bearer ${token}` };
+  return (await fetch(`${platform.gateway.adminUrl}/_tether/instances`, { headers })).json() as Promise<
     { name: string; warm: boolean; sessions: string[] }[]
   >;
 }
@@ -120,7 +122,7 @@ describe('tether up: gateway instances with workload identity and memory', () =>
 
   it('gives a session its memory back on a new instance after the old one was deleted; another session cannot see it', async () => {
     const t1 = await turn('alice');
-    assert.match(t1.agent, /^memory-agent-[0-9a-f]{10}$/);
+    assert.match(t1.agent, /^memory-agent-[0-9a-f]{32}$/);
     assert.equal(t1.namespace, `default:${t1.agent}`);
     assert.deepEqual(t1.remembered, []);
     const t2 = await turn('alice');
@@ -143,5 +145,26 @@ describe('tether up: gateway instances with workload identity and memory', () =>
     const bob = await turn('bob');
     assert.notEqual(bob.agent, t1.agent);
     assert.deepEqual(bob.remembered, []);
+  });
+
+  it('keeps apart the two session keys whose 40-bit agent names collided (rt-1377755, rt-1499321)', async () => {
+    const a = await turn('rt-1377755');
+    const b = await turn('rt-1499321');
+    assert.notEqual(a.agent, b.agent);
+    assert.notEqual(a.namespace, b.namespace);
+    const a2 = await turn('rt-1377755');
+    assert.deepEqual(a2.remembered, [`turn 1 served by ${a.instance}`]);
+    const b2 = await turn('rt-1499321');
+    assert.deepEqual(b2.remembered, [`turn 1 served by ${b.instance}`], 'b sees only its own turn');
+  });
+
+  it('keys claim names with a secret generated once into <data>/gateway (0600), and the admin API needs the token', async () => {
+    for (const name of ['claim.secret', 'session.secret', 'admin.token']) {
+      const file = join(dir, 'data', 'gateway', name);
+      assert.equal(statSync(file).mode & 0o777, 0o600, name);
+      assert.ok(readFileSync(file, 'utf8').trim().length >= 32, name);
+    }
+    assert.equal(platform.adminTokenFile, join(dir, 'data', 'gateway', 'admin.token'));
+    assert.equal((await fetch(`${platform.gateway.adminUrl}/_tether/sessions`)).status, 401);
   });
 });

@@ -64,6 +64,7 @@ export function createExchangerWithClient(kube: KubeClient, options: KubernetesE
             return {
               tenant: reviewed.namespace,
               agent: step.claimName,
+              claimUid: step.claimUid,
               session: reviewed.podName,
               podUid: reviewed.podUid,
               serviceAccount: reviewed.serviceAccount,

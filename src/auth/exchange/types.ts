@@ -11,6 +11,8 @@ export interface WorkloadIdentity {
   tenant: string;
   /** The SandboxClaim's name. */
   agent: string;
+  /** The SandboxClaim's uid (keys minted for it are revoked when that claim is deleted). */
+  claimUid: string;
   /** The pod's name. */
   session: string;
   podUid: string;

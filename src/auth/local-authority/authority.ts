@@ -11,6 +11,7 @@ import { type CryptoKey, generateKeyPair, errors as joseErrors, jwtVerify, SignJ
 import type { Clock } from '../../common/clock.ts';
 import { apiVersionOf, POD, SANDBOX, SANDBOX_CLAIM, SANDBOX_WARM_POOL } from '../../kube/agent-sandbox.ts';
 import type { KubeObject, OwnerReference, TokenReviewStatus } from '../../kube/types.ts';
+import { ClaimFeed } from './claim-feed.ts';
 
 /** Issuer of local tokens. */
 export const LOCAL_ISSUER = 'https://tether.local/authority';
@@ -42,6 +43,8 @@ export class LocalIdentityAuthority {
   readonly #instances = new Map<string, Instance>(); // key: ns/name
   readonly #claims = new Map<string, { uid: string; instance: string }>(); // key: ns/claim
   readonly #pools = new Map<string, string>(); // ns/pool -> uid
+  /** The claims as a list + watch source (the memory server revokes a deleted claim's keys). */
+  readonly claims = new ClaimFeed();
 
   private constructor(options: LocalAuthorityOptions, keys: { privateKey: CryptoKey; publicKey: CryptoKey }) {
     this.#clock = options.clock;
@@ -81,7 +84,12 @@ export class LocalIdentityAuthority {
     const key = `${namespace}/${claim}`;
     const existing = this.#claims.get(key);
     // A claim is one object bound to one sandbox; a new binding of the same name is a new claim.
-    if (!existing || existing.instance !== name) this.#claims.set(key, { uid: randomUUID(), instance: name });
+    if (!existing || existing.instance !== name) {
+      if (existing) this.claims.deleted(namespace, claim, existing.uid);
+      const uid = randomUUID();
+      this.#claims.set(key, { uid, instance: name });
+      this.claims.added(object(SANDBOX_CLAIM, namespace, claim, uid, undefined));
+    }
     inst.claim = claim;
   }
 
@@ -91,7 +99,11 @@ export class LocalIdentityAuthority {
     if (!inst) return;
     if (inst.claim) {
       const key = `${namespace}/${inst.claim}`;
-      if (this.#claims.get(key)?.instance === name) this.#claims.delete(key);
+      const c = this.#claims.get(key);
+      if (c?.instance === name) {
+        this.#claims.delete(key);
+        this.claims.deleted(namespace, inst.claim, c.uid);
+      }
     }
     this.#instances.delete(`${namespace}/${name}`);
   }

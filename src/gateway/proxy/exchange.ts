@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { resolveSessionKey } from '../session-key.ts';
+import { newSessionCookie, resolveSessionKey, type SessionKeyPolicy, withSessionCookie } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import {
   codingsBeforeChunked,
@@ -28,6 +28,8 @@ import type { UpstreamConn, UpstreamUser } from './upstream-pool.ts';
 export interface ProxyContext {
   router: Router;
   scheduler: Scheduler;
+  /** Session keys: signed-only services, `Secure` cookies. */
+  keys: SessionKeyPolicy;
   /** Inactivity timeout of an instance connection while it serves (ms); 0 = none. */
   proxyTimeoutMs: number;
   /** An idle client connection (or one owing only the rest of a body) is closed after this long (ms). @default 65000 */
@@ -54,7 +56,11 @@ const LAST_CHUNK = '0\r\n\r\n';
 export class Exchange implements UpstreamUser {
   readonly client: Socket;
   readonly #host: ExchangeHost;
-  readonly #head: string;
+  /** The head sent to the instance (for a new session its Cookie carries the new key). */
+  #head: string;
+  readonly #method: string;
+  readonly #url: string;
+  readonly #raw: string[];
   readonly #scan: RequestHeaderScan;
   readonly #bodyKind: number;
   readonly #isHead: boolean;
@@ -89,25 +95,36 @@ export class Exchange implements UpstreamUser {
     this.#host = host;
     this.client = host.socket;
     const { method, url, raw, scan } = request;
+    this.#method = method;
+    this.#url = url;
+    this.#raw = raw;
     this.#scan = scan;
     this.keepAlive = request.keepAlive;
     this.#isHead = method === 'HEAD';
     this.#bodyKind = scan.chunked ? CHUNKED_BODY : scan.length ? LENGTH_BODY : NO_BODY;
-    const fwd = forwardHeaders(raw, {
+    this.#head = ''; // built in start(), once the session key is known
+  }
+
+  /** The request head for the instance; `cookie` replaces the client's Cookie header when set. */
+  #buildHead(cookie: string | undefined): string {
+    const scan = this.#scan;
+    const fwd = forwardHeaders(this.#raw, {
       ip: this.client.remoteAddress ?? '',
       proto: 'http',
       host: scan.host,
       connection: scan.connection,
+      cookie,
     });
-    this.#head =
-      `${method} ${url} HTTP/1.1\r\n${headerLines(fwd)}` +
+    return (
+      `${this.#method} ${this.#url} HTTP/1.1\r\n${headerLines(fwd)}` +
       // The body is re-chunked; codings before chunked (`gzip, chunked`) are the content's and go on as sent.
-      (this.#bodyKind === CHUNKED_BODY ? `Transfer-Encoding: ${scan.transferEncoding}\r\n\r\n` : CRLF);
+      (this.#bodyKind === CHUNKED_BODY ? `Transfer-Encoding: ${scan.transferEncoding}\r\n\r\n` : CRLF)
+    );
   }
 
   /** Routes and places the request (it is the connection's current one now). */
   start(): void {
-    const { router, scheduler } = this.#host.context;
+    const { router, scheduler, keys } = this.#host.context;
     const scan = this.#scan;
     // Only HTTP/1.1 comes this way (HTTP/1.0 takes the node:http path).
     const bad = hostFieldProblem(scan.hosts, true);
@@ -122,8 +139,13 @@ export class Exchange implements UpstreamUser {
     }
     this.#svc = svc;
     this.#t0 = performance.now();
-    const { key, setCookie } = resolveSessionKey(svc.config, scan.cookie, scan.sessionKey, scan.authorization);
-    this.#setCookie = setCookie;
+    const cfg = svc.config;
+    const { key, fresh } = resolveSessionKey(cfg, keys, scan.cookie, scan.sessionKey, scan.authorization);
+    if (fresh) {
+      // The client gets the key with the response, and the app sees it from this first request on.
+      this.#setCookie = newSessionCookie(keys, cfg.cookieName, key, this.client.remoteAddress, scan.forwardedProto);
+      this.#head = this.#buildHead(withSessionCookie(scan.cookie, cfg.cookieName, key));
+    } else this.#head = this.#buildHead(undefined);
     if (this.#pending !== null) this.#host.blockUpload(true); // body read while queued: no more until placed
     const s = scheduler.route(svc, key);
     if (s !== undefined) {

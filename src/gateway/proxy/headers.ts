@@ -23,11 +23,18 @@ export const HOP_BY_HOP: ReadonlySet<string> = Object.freeze(
 );
 
 /**
- * Names a Connection header may not remove: the message's framing and Host. Dropping a client's
- * `Content-Length` while its body is still forwarded would let the body reach the instance as requests
- * of its own (request smuggling); dropping an instance's would leave its body unframed.
+ * Names a Connection header may not remove (RFC 9110 7.6.1 lets a sender list any field; these are
+ * end-to-end, and a client could otherwise make the gateway and the instance see different requests):
+ * - `content-length`, `transfer-encoding`: dropping a client's framing while its body is still forwarded
+ *   would let the body reach the instance as requests of its own (request smuggling); dropping an
+ *   instance's would leave its body unframed;
+ * - `host`: the gateway routes by it, the instance must see the same one;
+ * - `cookie`, `authorization`, `x-session-key`: the gateway finds the session in them, so the app must see
+ *   the same session the gateway routed (`Connection: cookie` used to drop the Cookie header).
  */
-const NEVER_LISTED: ReadonlySet<string> = Object.freeze(new Set(['content-length', 'host']));
+const NEVER_LISTED: ReadonlySet<string> = Object.freeze(
+  new Set(['content-length', 'transfer-encoding', 'host', 'cookie', 'authorization', 'x-session-key']),
+);
 
 /** Extra header names the Connection header lists (beyond keep-alive/close/upgrade), lower case. */
 function connectionListed(value: string | undefined): Set<string> | null {
@@ -52,6 +59,8 @@ export interface ForwardedFrom {
   host: string | undefined;
   /** The request's Connection header (it may list more hop-by-hop names), or undefined. */
   connection: string | undefined;
+  /** When set, the Cookie header to send instead of the client's (a new session's first request). */
+  cookie?: string;
 }
 
 /**
@@ -72,6 +81,7 @@ export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgr
     const value = raw[i + 1] as string;
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower) || listed?.has(lower)) continue;
+    if (from.cookie !== undefined && lower === 'cookie') continue; // replaced below
     if (lower.startsWith('x-forwarded-')) {
       if (lower === 'x-forwarded-for') xff = xff === undefined ? value : `${xff}, ${value}`;
       else if (lower === 'x-forwarded-proto') xfp = xfp === undefined ? value : `${xfp}, ${value}`;
@@ -83,6 +93,7 @@ export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgr
   }
   const { ip, proto } = from;
   const host = from.host ?? '';
+  if (from.cookie !== undefined) out.push('Cookie', from.cookie);
   out.push('X-Forwarded-For', xff === undefined ? ip : `${xff}, ${ip}`);
   out.push('X-Forwarded-Proto', xfp === undefined ? proto : `${xfp}, ${proto}`);
   out.push('X-Forwarded-Host', xfh === undefined ? host : `${xfh}, ${host}`);
@@ -94,13 +105,15 @@ export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgr
  * `forwardHeaders` for a node:http request (the slow path and WebSocket upgrades).
  * @param req the client request
  * @param upgrade keep `Connection: Upgrade` and `Upgrade` (WebSocket)
+ * @param cookie the Cookie header to send instead of the client's (a new session), or undefined
  */
-export function requestHeaders(req: IncomingMessage, upgrade: boolean): string[] {
+export function requestHeaders(req: IncomingMessage, upgrade: boolean, cookie?: string): string[] {
   const from: ForwardedFrom = {
     ip: req.socket.remoteAddress ?? '',
     proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
     host: req.headers.host,
     connection: req.headers.connection,
+    cookie,
   };
   return forwardHeaders(req.rawHeaders, from, upgrade ? (req.headers.upgrade ?? 'websocket') : null);
 }
@@ -153,6 +166,8 @@ export interface RequestHeaderScan {
   transferEncoding: string | undefined;
   /** The request has an Expect header (handled by the node:http slow path). */
   expect: boolean;
+  /** X-Forwarded-Proto (several joined with `, `): believed from a trusted proxy only. */
+  forwardedProto: string | undefined;
 }
 
 /** Reads the headers the proxy acts on from a raw request header array (first Host wins, as in node:http). */
@@ -168,6 +183,7 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
     chunked: false,
     transferEncoding: undefined,
     expect: false,
+    forwardedProto: undefined,
   };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -200,6 +216,9 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
           const v = raw[i + 1] as string;
           out.chunked = true;
           out.transferEncoding = out.transferEncoding === undefined ? v : `${out.transferEncoding}, ${v}`;
+        } else if (name.toLowerCase() === 'x-forwarded-proto') {
+          const v = raw[i + 1] as string;
+          out.forwardedProto = out.forwardedProto === undefined ? v : `${out.forwardedProto}, ${v}`;
         }
         break;
     }

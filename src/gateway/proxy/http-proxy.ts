@@ -10,7 +10,7 @@ import { type ClientRequest, type IncomingMessage, request, type ServerResponse 
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { type ResolvedKey, resolveSessionKey } from '../session-key.ts';
+import { newSessionCookie, resolveSessionKey, type SessionKeyPolicy, withSessionCookie } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import { requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
 import { hostFieldProblem, sendError, unknownHost } from './respond.ts';
@@ -19,31 +19,58 @@ import { hostFieldProblem, sendError, unknownHost } from './respond.ts';
 export interface HttpProxyOptions {
   router: Router;
   scheduler: Scheduler;
+  /** Session keys: signed-only services, `Secure` cookies. */
+  keys: SessionKeyPolicy;
   /** Inactivity timeout of an upstream request (ms); 0 = none. */
   proxyTimeoutMs: number;
 }
 
-/** The session key of a node:http request and, for a new one, the `Set-Cookie` to return. */
-export function resolveRequestKey(req: IncomingMessage, svc: ServiceState): ResolvedKey {
+/** The session key of a request and, for a new session, what goes to the client and to the instance. */
+export interface RequestKey {
+  key: string;
+  /** The `Set-Cookie` for the client (new session). */
+  setCookie?: string;
+  /** The Cookie header for the instance, carrying the new key (new session). */
+  cookie?: string;
+}
+
+/** The session key of a node:http request and, for a new one, its `Set-Cookie` and forwarded Cookie. */
+export function resolveRequestKey(req: IncomingMessage, svc: ServiceState, keys: SessionKeyPolicy): RequestKey {
   const explicit = req.headers['x-session-key'];
-  return resolveSessionKey(
-    svc.config,
-    req.headers.cookie,
+  const h = req.headers;
+  const cfg = svc.config;
+  const { key, fresh } = resolveSessionKey(
+    cfg,
+    keys,
+    h.cookie,
     typeof explicit === 'string' ? explicit : undefined,
-    req.headers.authorization,
+    h.authorization,
   );
+  if (!fresh) return { key };
+  const proto = h['x-forwarded-proto'];
+  return {
+    key,
+    setCookie: newSessionCookie(
+      keys,
+      cfg.cookieName,
+      key,
+      req.socket.remoteAddress,
+      typeof proto === 'string' ? proto : proto?.join(', '),
+    ),
+    cookie: withSessionCookie(h.cookie, cfg.cookieName, key),
+  };
 }
 
 /** Creates the `request` listener of the slow-path node:http server. */
 export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { router, scheduler, proxyTimeoutMs } = o;
+  const { router, scheduler, proxyTimeoutMs, keys } = o;
 
   function forward(
     req: IncomingMessage,
     res: ServerResponse,
     svc: ServiceState,
     s: SessionEntry,
-    setCookie: string | undefined,
+    rk: RequestKey,
     t0: number,
   ): void {
     const inst = s.instance;
@@ -62,7 +89,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
         m.duration.observe((performance.now() - t0) / 1000);
       }
     };
-    const upstream = forwardRequest(req, inst, false, proxyTimeoutMs);
+    const upstream = forwardRequest(req, inst, { upgrade: false, timeoutMs: proxyTimeoutMs, cookie: rk.cookie });
     if (upstream === null) {
       sendError(res, unforwardable());
       release();
@@ -73,7 +100,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       release();
     });
     upstream.once('response', (ures) => {
-      res.writeHead(ures.statusCode ?? 502, responseHeaders(ures.rawHeaders, setCookie));
+      res.writeHead(ures.statusCode ?? 502, responseHeaders(ures.rawHeaders, rk.setCookie));
       relay(ures, res);
     });
     upstream.once('timeout', () =>
@@ -107,10 +134,11 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       return;
     }
     const t0 = performance.now();
-    const { key, setCookie } = resolveRequestKey(req, svc);
+    const rk = resolveRequestKey(req, svc, keys);
+    const key = rk.key;
     const s = scheduler.route(svc, key);
     if (s !== undefined) {
-      forward(req, res, svc, s, setCookie, t0);
+      forward(req, res, svc, s, rk, t0);
       return;
     }
     const gone = new AbortController();
@@ -123,7 +151,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
           scheduler.release(placed);
           return;
         }
-        forward(req, res, svc, placed, setCookie, t0);
+        forward(req, res, svc, placed, rk, t0);
       },
       (err: unknown) => {
         res.off('close', onClose);
@@ -157,26 +185,34 @@ function relay(from: IncomingMessage, res: ServerResponse): void {
   from.on('error', () => res.destroy());
 }
 
+/** How `forwardRequest` sends a request. */
+export interface ForwardOptions {
+  /** Forward `Connection: Upgrade` and `Upgrade` (WebSocket). */
+  upgrade: boolean;
+  /** Inactivity timeout (ms); 0 = none. */
+  timeoutMs: number;
+  /** The Cookie header to send instead of the client's (a new session), or undefined. */
+  cookie?: string;
+}
+
 /**
  * Opens the request to `inst` for a client request of the node:http path (a fresh socket: these
  * requests are rare, and no keep-alive socket is left to a paused instance).
- * @param upgrade forward `Connection: Upgrade` and `Upgrade` (WebSocket)
- * @param timeoutMs inactivity timeout (ms); 0 = none
  * @returns null when node:http refuses what it would have to send (e.g. characters it will not put in a path)
  */
 export function forwardRequest(
   req: IncomingMessage,
   inst: { host: string; port: number },
-  upgrade: boolean,
-  timeoutMs: number,
+  o: ForwardOptions,
 ): ClientRequest | null {
+  const { timeoutMs } = o;
   try {
     return request({
       host: inst.host,
       port: inst.port,
       method: req.method,
       path: req.url,
-      headers: requestHeaders(req, upgrade) as unknown as Record<string, string>,
+      headers: requestHeaders(req, o.upgrade, o.cookie) as unknown as Record<string, string>,
       agent: false,
       timeout: timeoutMs > 0 ? timeoutMs : undefined,
     });

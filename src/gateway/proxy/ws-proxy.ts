@@ -13,15 +13,18 @@ import type { Duplex } from 'node:stream';
 import { TetherError } from '../../common/errors.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
+import type { SessionKeyPolicy } from '../session-key.ts';
 import type { SessionEntry } from '../state.ts';
 import { headerLines, responseHeaders, scanRequestHeaders } from './headers.ts';
-import { forwardRequest, resolveRequestKey, unforwardable, upstreamFailed } from './http-proxy.ts';
+import { forwardRequest, type RequestKey, resolveRequestKey, unforwardable, upstreamFailed } from './http-proxy.ts';
 import { hostFieldProblem, sendSocketError, unknownHost } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
 export interface UpgradeProxyOptions {
   router: Router;
   scheduler: Scheduler;
+  /** Session keys: signed-only services, `Secure` cookies. */
+  keys: SessionKeyPolicy;
   /** How long an instance may take to answer an upgrade request (ms); 0 = no limit. */
   timeoutMs: number;
 }
@@ -30,15 +33,10 @@ export interface UpgradeProxyOptions {
 export function createUpgradeProxy(
   o: UpgradeProxyOptions,
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const { router, scheduler, timeoutMs } = o;
+  const { router, scheduler, timeoutMs, keys } = o;
 
-  function forward(
-    req: IncomingMessage,
-    socket: Duplex,
-    early: EarlyReader,
-    s: SessionEntry,
-    setCookie?: string,
-  ): void {
+  function forward(req: IncomingMessage, socket: Duplex, early: EarlyReader, s: SessionEntry, rk: RequestKey): void {
+    const setCookie = rk.setCookie;
     const inst = s.instance;
     let released = false;
     const release = () => {
@@ -50,7 +48,7 @@ export function createUpgradeProxy(
     socket.once('close', release);
     socket.on('error', () => socket.destroy());
     (socket as Socket).setNoDelay?.(true);
-    const upstream = forwardRequest(req, inst, true, timeoutMs);
+    const upstream = forwardRequest(req, inst, { upgrade: true, timeoutMs, cookie: rk.cookie });
     if (upstream === null) {
       sendSocketError(socket, unforwardable());
       return;
@@ -121,11 +119,12 @@ export function createUpgradeProxy(
       sendSocketError(socket, unknownHost(req.headers.host, router.knownHosts));
       return;
     }
-    const { key, setCookie } = resolveRequestKey(req, svc);
+    const rk = resolveRequestKey(req, svc, keys);
+    const key = rk.key;
     const early = readEarly(socket, head);
     const s = scheduler.route(svc, key);
     if (s !== undefined) {
-      forward(req, socket, early, s, setCookie);
+      forward(req, socket, early, s, rk);
       return;
     }
     const gone = new AbortController();
@@ -136,7 +135,7 @@ export function createUpgradeProxy(
       (placed) => {
         socket.off('close', onClose);
         if (gone.signal.aborted) scheduler.release(placed);
-        else forward(req, socket, early, placed, setCookie);
+        else forward(req, socket, early, placed, rk);
       },
       (err: unknown) => {
         socket.off('close', onClose);

@@ -62,6 +62,9 @@ export function parseService(doc: unknown, file: string, document: number): Serv
     fail(field('affinity'), `must be "true" or "false", got ${show(affinityText)}`);
   const cookieName = ann[ANNOTATIONS.cookie] ?? SERVICE_DEFAULTS.cookie;
   if (!COOKIE_NAME.test(cookieName)) fail(field('cookie'), `is not a valid cookie name: ${show(cookieName)}`);
+  const signedText = ann[ANNOTATIONS.signedKeys];
+  if (signedText !== undefined && signedText !== 'true' && signedText !== 'false')
+    fail(field('signedKeys'), `must be "true" or "false", got ${show(signedText)}`);
   const policy = ann[ANNOTATIONS.idlePolicy] ?? SERVICE_DEFAULTS.idlePolicy;
   if (policy !== 'pause' && policy !== 'delete')
     fail(field('idlePolicy'), `must be "pause" or "delete", got ${show(policy)}`);
@@ -102,6 +105,7 @@ export function parseService(doc: unknown, file: string, document: number): Serv
     source: { file, document },
     affinity: affinityText === 'true',
     cookieName,
+    signedSessionKeys: signedText === undefined ? null : signedText === 'true',
     sessionTimeoutMs: duration('timeout') ?? SERVICE_DEFAULTS.sessionTimeoutMs,
     sessionExpiryMs: expiry ?? null,
     idlePolicy: policy as IdlePolicy,

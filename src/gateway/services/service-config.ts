@@ -18,6 +18,8 @@ export const ANNOTATIONS = Object.freeze({
   target: 'autoscaling.knative.dev/target',
   minScale: 'autoscaling.knative.dev/min-scale',
   maxScale: 'autoscaling.knative.dev/max-scale',
+  /** Ours, not Knative's: only session keys the gateway issued (HMAC-signed) are accepted. */
+  signedKeys: 'tether.dev/signed-session-keys',
 });
 
 /** Defaults when an annotation is absent. */
@@ -58,6 +60,11 @@ export interface ServiceConfig {
   source: { file: string; document: number };
   affinity: boolean;
   cookieName: string;
+  /**
+   * `tether.dev/signed-session-keys`: true = only gateway-issued (signed) session keys are accepted, false =
+   * any key a client sends is its session; null = the gateway's default (`--signed-session-keys`).
+   */
+  signedSessionKeys: boolean | null;
   /** Idle timeout (ms); 0 = never idle. */
   sessionTimeoutMs: number;
   /** Absolute session life (ms), or null. */

@@ -5,8 +5,8 @@
  * Rate limited per source address before the API server is asked, and per pod after.
  */
 import type { FastifyInstance } from 'fastify';
-import type { WorkloadExchanger } from '../../auth/exchange/types.ts';
-import type { KeyService } from '../../auth/key-service.ts';
+import type { WorkloadExchanger, WorkloadIdentity } from '../../auth/exchange/types.ts';
+import { type KeyService, workloadKeyNote } from '../../auth/key-service.ts';
 import type { RateLimiter } from '../../auth/rate-limiter.ts';
 import type { Clock } from '../../common/clock.ts';
 import { isTetherError, TetherError } from '../../common/errors.ts';
@@ -27,6 +27,8 @@ export interface KubernetesAuthOptions {
   perPod: RateLimiter;
   /** Limits exchanges per source address. */
   perAddress: RateLimiter;
+  /** Called before a key is minted for a claim, e.g. to watch its namespace so the key ends with the claim. */
+  beforeMint?: (identity: WorkloadIdentity) => void;
 }
 
 function rateLimited(seconds: number, who: string): TetherError {
@@ -44,6 +46,7 @@ export async function kubernetesAuthRoutes(app: FastifyInstance, opts: Kubernete
       const id = await opts.exchanger.exchange(body.token);
       const podWait = opts.perPod.take(`pod:${id.podUid}`);
       if (podWait > 0) throw rateLimited(podWait, 'pod');
+      opts.beforeMint?.(id);
       const now = opts.clock.now();
       const expiresAt = Math.min(now + opts.keyTtlMs, id.tokenExpiresAt ?? Number.POSITIVE_INFINITY);
       const { key } = await opts.keys.mint({
@@ -51,7 +54,7 @@ export async function kubernetesAuthRoutes(app: FastifyInstance, opts: Kubernete
         agent: id.agent,
         session: id.session,
         expiresAt,
-        note: `workload ${id.tenant}/${id.serviceAccount} pod ${id.session}`,
+        note: workloadKeyNote(id.tenant, id.serviceAccount, id.session, id.claimUid),
       });
       opts.metrics.exchanges.inc({ outcome: 'ok' });
       req.log.info({ tenant: id.tenant, agent: id.agent, session: id.session }, 'workload key minted');

@@ -4,7 +4,13 @@
  * new version, so reads as of an earlier time still use the earlier rules.
  */
 import type { FastifyInstance } from 'fastify';
-import { type AuthContext, parseNamespace, reachesTenant, requireAdmin } from '../../auth/auth-context.ts';
+import {
+  type AuthContext,
+  NAME_PATTERN,
+  parseNamespace,
+  reachesTenant,
+  requireAdmin,
+} from '../../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { iso } from '../schemas/common.ts';
@@ -14,6 +20,9 @@ import { predicateJson } from '../wire.ts';
 
 /** The tenant a registry call is about. */
 function tenantFor(auth: AuthContext, tenant: string | undefined, namespace: string | undefined): string {
+  if (tenant !== undefined && !NAME_PATTERN.test(tenant)) {
+    throw invalidRequest('tenant', `'${tenant.slice(0, 80)}' is not a tenant name (lower-case letters, digits, . _ -)`);
+  }
   const named = tenant ?? (namespace === undefined ? undefined : parseNamespace(namespace).tenant);
   if (auth.namespace !== null) {
     const own = auth.tenant;

@@ -12,6 +12,7 @@ const MIGRATIONS: readonly string[] = [
   '002-beliefs-covering.sql',
   '003-beliefs-clustered.sql',
   '004-replaced-bounded.sql',
+  '005-resume.sql',
 ];
 
 /** The schema version this code writes. */

@@ -4,9 +4,26 @@
  * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
  * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { ensurePrivateDir, ensurePrivateFile, restrictIfExists } from '../../common/private-files.ts';
+import type {
+  Fence,
+  Fenced,
+  LeaseAcquire,
+  LeaseRecord,
+  MilestoneRecord,
+  OutputInfo,
+  OutputRecord,
+  PointerRecord,
+  ResumeExportQuery,
+  ResumeRecordLine,
+  ResumeWrite,
+  ResumeWriteResult,
+  TurnQuery,
+  TurnRecord,
+  WorkingStateRecord,
+} from '../resume-types.ts';
 import type {
   BeliefChange,
   BeliefQuery,
@@ -27,6 +44,7 @@ import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { ftsBody, ftsMatch } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { migrate } from './migrations.ts';
+import { SqliteResumeTables } from './resume-tables.ts';
 import { type BeliefRow, type EventRow, eventToRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from './rows.ts';
 
 /** Options for `openSqliteStore`. */
@@ -53,13 +71,18 @@ export class SqliteStore implements Store {
   readonly #importTx: (events: StoredEvent[]) => FtsSource[];
   readonly #beliefsTx: (changes: BeliefChange[]) => void;
   readonly #readTx: (requests: FactHeadRequest[]) => FactHead[];
+  readonly #resume: SqliteResumeTables;
 
   constructor(options: SqliteStoreOptions) {
     if (options.dataDir === ':memory:') {
       this.path = ':memory:';
     } else {
-      mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+      ensurePrivateDir(options.dataDir);
       this.path = join(options.dataDir, 'tether.db');
+      // SQLite creates the -wal and -shm files with the database file's mode: 0600 here makes them
+      // 0600 too; ones left by an older version are narrowed as well.
+      ensurePrivateFile(this.path);
+      for (const suffix of ['-wal', '-shm']) restrictIfExists(this.path + suffix);
     }
     const db = new Database(this.path);
     this.#db = db;
@@ -86,6 +109,7 @@ export class SqliteStore implements Store {
       throw err;
     }
     this.#checkpointer = this.path === ':memory:' ? null : startCheckpointer(db, this.path);
+    this.#resume = new SqliteResumeTables(db, (text) => this.#sql(text));
 
     // Returns the event's FTS row, queued by the caller once the transaction has committed.
     const insertOne = (e: StoredEvent): FtsSource => {
@@ -311,6 +335,7 @@ export class SqliteStore implements Store {
       for (const seq of seqs) delFts.run(seq);
       this.#sql('DELETE FROM events WHERE namespace = ?').run(namespace);
       this.#sql('DELETE FROM beliefs WHERE namespace = ?').run(namespace);
+      this.#resume.purge(namespace);
       // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.
       this.#fts.resetMark((this.#sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
     })();
@@ -386,6 +411,61 @@ export class SqliteStore implements Store {
 
   async revokeKey(id: string, at: number): Promise<boolean> {
     return this.#sql('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
+  }
+
+  // Leases and resume records: resume-tables.ts. Writes note the checkpointer like event writes.
+  async acquireLease(r: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire> {
+    return this.#wrote(this.#resume.acquire(r));
+  }
+  async renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
+    return this.#wrote(this.#resume.renew(fence, ttlMs));
+  }
+  async releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>> {
+    return this.#wrote(this.#resume.release(fence));
+  }
+  async getLease(namespace: string): Promise<LeaseRecord | null> {
+    return this.#resume.lease(namespace);
+  }
+  async writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>> {
+    return this.#wrote(this.#resume.write(fence, writes));
+  }
+  async importResume(records: ResumeRecordLine[]): Promise<number> {
+    return this.#wrote(this.#resume.import(records));
+  }
+  async workingState(namespace: string): Promise<WorkingStateRecord | null> {
+    return this.#resume.workingState(namespace);
+  }
+  async workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
+    return this.#resume.workingStateHistory(namespace, limit, beforeVersion);
+  }
+  async milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
+    return this.#resume.milestones(namespace, limit);
+  }
+  async turns(query: TurnQuery): Promise<TurnRecord[]> {
+    return this.#resume.turns(query);
+  }
+  async countTurns(namespace: string): Promise<number> {
+    return this.#resume.countTurns(namespace);
+  }
+  async output(namespace: string, ref: string): Promise<OutputRecord | null> {
+    return this.#resume.output(namespace, ref);
+  }
+  async outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
+    return this.#resume.outputs(namespace, limit);
+  }
+  async countOutputs(namespace: string): Promise<number> {
+    return this.#resume.countOutputs(namespace);
+  }
+  async pointers(namespace: string): Promise<PointerRecord[]> {
+    return this.#resume.pointers(namespace);
+  }
+  exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
+    return this.#resume.export(query);
+  }
+  /** Tells the checkpointer a write happened, then gives `value` back. */
+  #wrote<T>(value: T): T {
+    this.#checkpointer?.noteWrite();
+    return value;
   }
 
   async countEvents(): Promise<number> {

@@ -58,6 +58,7 @@ describe('KubernetesExchanger.exchange()', () => {
       assert.deepEqual(who, {
         tenant: 'agents',
         agent: 'run-1',
+        claimUid: claimed.claimUid,
         session: warm.pod,
         podUid: warm.podUid,
         serviceAccount: 'tether-sandbox',
