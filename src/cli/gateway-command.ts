@@ -9,7 +9,7 @@ import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
-import { MemorySessionStore } from '../sessions/memory-store.ts';
+import { gatewayIdFromFlags, sessionStoreFromFlags } from './session-store-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
@@ -20,6 +20,9 @@ interface GatewayFlags {
   domain: string;
   queueTimeout: string;
   sessionStore: string;
+  redisUrl?: string;
+  redisPrefix: string;
+  gatewayId?: string;
   host: string;
   startTimeout: string;
   proxyTimeout: string;
@@ -51,7 +54,17 @@ export function registerGatewayCommand(program: Command): void {
       '--admin-token <token>',
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
     )
-    .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
+    .option(
+      '--session-store <kind>',
+      'where sessions and instances are kept: memory (lost at restart) or redis (survive restarts, shared)',
+      'memory',
+    )
+    .option('--redis-url <url>', 'redis://[user:pass@]host:port/db for --session-store redis (or TETHER_REDIS_URL)')
+    .option('--redis-prefix <prefix>', 'start of every Redis key, one per deployment sharing a Redis', 'tether:')
+    .option(
+      '--gateway-id <id>',
+      'this gateway in the session store; keep it across restarts (default: <hostname>-<port>)',
+    )
     .option(
       '--data <dir>',
       'folder of claim.secret and session.secret, generated on first start (0600); TETHER_CLAIM_SECRET and TETHER_SESSION_SECRET override them',
@@ -67,10 +80,9 @@ export function registerGatewayCommand(program: Command): void {
       'IPs/CIDRs whose X-Forwarded-Proto: https makes the cookie Secure (comma-separated)',
     )
     .action(async (flags: GatewayFlags) => {
-      if (flags.sessionStore !== 'memory') {
-        throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
-      }
       const log = createLogger({ name: 'tether-gateway' });
+      const sessionStore = sessionStoreFromFlags(flags, log);
+      const gatewayId = gatewayIdFromFlags(flags);
       const secrets = loadDeploymentSecrets(flags.data);
       for (const file of secrets.created)
         log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
@@ -91,7 +103,8 @@ export function registerGatewayCommand(program: Command): void {
         signedSessionKeys: flags.signedSessionKeys ?? false,
         secureCookies: flags.secureCookies ?? false,
         trustedProxies: flags.trustedProxies?.split(',') ?? [],
-        sessionStore: new MemorySessionStore(),
+        sessionStore,
+        gatewayId,
         log,
       });
       onShutdown(log, () => gateway.close());

@@ -73,7 +73,7 @@ export class Scheduler {
   async acquire(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
     if (!this.serving) throw unavailable('the gateway is starting: its session store is not read yet', 1);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const s = this.#known(svc, key) ?? (await this.#foreign(svc, key)) ?? (await this.#placeOnce(svc, key, signal));
+      const s = this.#known(svc, key) ?? (await this.#foreign(svc, key, signal)) ?? (await this.#placeOnce(svc, key, signal));
       this.#hold(s);
       try {
         await s.bound;
@@ -130,9 +130,9 @@ export class Scheduler {
   /**
    * A session another gateway sharing the store bound: proxied to its instance. Only durable stores are read
    * (in memory mode this gateway knows every session).
-   * @throws {TetherError} 503 while its instance is paused (the owner is asked to resume it) or Redis is down
+   * @throws {TetherError} 503 when its instance is not serving within the queue timeout, or Redis is down
    */
-  async #foreign(svc: ServiceState, key: string): Promise<SessionEntry | undefined> {
+  async #foreign(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry | undefined> {
     const store = this.#o.store;
     if (!store.durable) return undefined;
     const id = sessionId(key);
@@ -148,13 +148,7 @@ export class Scheduler {
       await store.end(svc.config.name, id); // ours but unknown here: left over from before a restart
       return undefined;
     }
-    const inst = await store.getInstance(svc.config.name, rec.instance);
-    if (inst === undefined) throw unavailable(`the instance of this session is not ready yet`, 1);
-    if (inst.state === 'paused') {
-      // Its gateway resumes it when it sees this newer activity (core.ts: refresh from the store).
-      await store.touch(svc.config.name, id, { lastActive: now });
-      throw unavailable(`this session's instance is paused by gateway ${rec.gateway}; it is resuming`, 1);
-    }
+    const inst = await this.#foreignInstance(svc, rec.id, rec.instance, signal);
     const session: SessionEntry = {
       id,
       key,
@@ -174,6 +168,29 @@ export class Scheduler {
     cached?.session.instance.upstream?.destroy();
     svc.foreign.set(id, { session, checkedAt: now });
     return session;
+  }
+
+  /**
+   * The record of another gateway's instance once it serves: it may still be starting (its record comes when it
+   * is ready) or paused (the newer activity written here makes its gateway resume it: core.ts, refresh).
+   */
+  async #foreignInstance(svc: ServiceState, id: string, name: string, signal: AbortSignal) {
+    const store = this.#o.store;
+    const deadline = Date.now() + this.#o.queueTimeoutMs;
+    let woken = false;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      const inst = await store.getInstance(svc.config.name, name);
+      if (inst?.state === 'running') return inst;
+      if (inst?.state === 'paused' && !woken) {
+        woken = true;
+        await store.touch(svc.config.name, id, { lastActive: this.#o.clock.now() });
+      }
+      if (signal.aborted) throw wentAway();
+      if (Date.now() + delay > deadline) {
+        throw unavailable(`instance ${name} of another gateway is not serving yet`, 1);
+      }
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 
   /** Tells the owner of a foreign session about its activity here, at most once a second. */

@@ -28,6 +28,8 @@ export interface TestRedis {
 export interface RedisOptions {
   /** Append-only file with `appendfsync always`. @default false */
   aof?: boolean;
+  /** Start the server now; false leaves its port unanswered until `start()`. @default true */
+  start?: boolean;
 }
 
 /** Where the cleanup goes: a TestContext (`t`), or `{ after }` from node:test for a whole file. */
@@ -74,7 +76,7 @@ export async function startRedis(t: Cleanup, o: RedisOptions = {}): Promise<Test
     await stop();
     await rm(dir, { recursive: true, force: true });
   });
-  await start();
+  if (o.start ?? true) await start();
   return {
     port,
     url: `redis://127.0.0.1:${port}/0`,

@@ -25,7 +25,10 @@ export function parseRedisUrl(text: string): RedisTarget {
   try {
     url = new URL(text);
   } catch {
-    throw new Error(`--redis-url: not a URL (expected redis://[user:pass@]host:port/db)`);
+    // Name what can be read of host and port (never the credentials before '@').
+    const m = /^[a-z]+:\/\/(?:[^@/]*@)?([^:/?#@]+)(?::([^/?#]*))?/i.exec(text);
+    const where = m ? ` (host ${m[1]}, port ${m[2] ?? '6379'})` : '';
+    throw new Error(`--redis-url: not a valid URL${where}; expected redis://[user:pass@]host:port/db`);
   }
   const where = `${url.hostname || '?'}:${url.port || '6379'}`;
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
