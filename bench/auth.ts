@@ -37,6 +37,7 @@ const main = await startMemoryServer({
   defaultRegistry: starterRegistry('personal'),
   log,
   plugins: kubernetesPlugins(flags, log),
+  limits: { perKeyPerSecond: 0 }, // a bench's load on one key, not an agent's
 });
 
 try {
@@ -93,6 +94,7 @@ try {
       log,
       defaultRegistry: starterRegistry('personal'),
       verify,
+      limits: { perKeyPerSecond: 0 },
     });
   const verified = await build();
   const bypass = await build(async () => fixed);

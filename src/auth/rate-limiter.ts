@@ -7,8 +7,10 @@ import type { Clock } from '../common/clock.ts';
 
 /** Options for `RateLimiter`. */
 export interface RateLimiterOptions {
-  /** Requests allowed per minute, also the burst size. */
+  /** Requests allowed per minute. */
   perMinute: number;
+  /** Requests allowed at once after a quiet spell. @default perMinute */
+  burst?: number;
   clock: Clock;
   /** Most keys tracked at once. @default 100000 */
   maxKeys?: number;
@@ -26,7 +28,10 @@ export class RateLimiter {
     if (!(options.perMinute > 0)) {
       throw new Error(`Cannot create rate limiter as 'perMinute' must be > 0: got ${options.perMinute}`);
     }
-    this.#capacity = options.perMinute;
+    this.#capacity = options.burst ?? options.perMinute;
+    if (!(this.#capacity >= 1)) {
+      throw new Error(`Cannot create rate limiter as 'burst' must be >= 1: got ${options.burst}`);
+    }
     this.#rate = options.perMinute / 60_000;
     this.#clock = options.clock;
     this.#maxKeys = options.maxKeys ?? 100_000;

@@ -51,8 +51,10 @@ export function registerExportCommands(program: Command): void {
       const decoder = new TextDecoder();
       for await (const chunk of res.body) {
         const text = decoder.decode(chunk as Uint8Array, { stream: true });
+        // events counted, not the registry version lines an export also carries
         let n = 0;
         for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+        for (let i = text.indexOf('{"registry_version"'); i >= 0; i = text.indexOf('{"registry_version"', i + 1)) n--;
         progress.tick(n);
         if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
       }

@@ -26,6 +26,16 @@ export interface MemoryFlags {
   allowedServiceAccounts?: string;
   kubernetesTimeout: string;
   metricsToken?: string;
+  keyRateLimit: string;
+  purgesPerMinute: string;
+  maxScanEvents: string;
+}
+
+/** A flag that must be a whole number >= 0. */
+function count(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a whole number >= 0: got ${text}`);
+  return n;
 }
 
 const env = process.env;
@@ -84,6 +94,21 @@ export function registerMemoryCommand(program: Command): void {
       '/metrics needs Authorization: Bearer <token>, and then also shows event counts (TETHER_METRICS_TOKEN)',
       env.TETHER_METRICS_TOKEN,
     )
+    .option(
+      '--key-rate-limit <n>',
+      'requests per second per key, bursts of 10 s worth; 0 = no limit (TETHER_KEY_RATE_LIMIT)',
+      env.TETHER_KEY_RATE_LIMIT ?? '100',
+    )
+    .option(
+      '--purges-per-minute <n>',
+      'purges per minute per admin tenant; 0 = no limit (TETHER_PURGES_PER_MINUTE)',
+      env.TETHER_PURGES_PER_MINUTE ?? '6',
+    )
+    .option(
+      '--max-scan-events <n>',
+      'most events one as_of read may fold before it is refused (TETHER_MAX_SCAN_EVENTS)',
+      env.TETHER_MAX_SCAN_EVENTS ?? '20000',
+    )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
       const port = Number(flags.port);
@@ -98,6 +123,11 @@ export function registerMemoryCommand(program: Command): void {
         adminKey: env.TETHER_ADMIN_KEY,
         keyCacheTtlMs: parseDuration(flags.keyCacheTtl),
         metricsToken: flags.metricsToken || undefined,
+        limits: {
+          perKeyPerSecond: count('--key-rate-limit', flags.keyRateLimit),
+          purgesPerMinute: count('--purges-per-minute', flags.purgesPerMinute),
+        },
+        maxScanEvents: Math.max(1, count('--max-scan-events', flags.maxScanEvents)),
         plugins: kubernetesPlugins(flags, log),
       });
       log.info(

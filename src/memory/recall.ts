@@ -2,8 +2,11 @@
  * @module
  * The memory engine's read side: exact recall, text search that folds before answering (so it never
  * returns a superseded or retracted value), and history. Every read may be asked "as of T"
- * (observed_at), using the registry rule in force at T. Knows nothing of HTTP.
+ * (observed_at), using the registry rule in force at T. An `as_of` read folds event logs, so it reads
+ * at most `maxScanEvents` events, in slices that yield to the event loop between them (one request
+ * cannot hold the server for the others); past the cap it is refused, saying so. Knows nothing of HTTP.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
 import { words } from '../common/words.ts';
@@ -32,16 +35,33 @@ export interface RecallQuery {
 /** Longest accepted search text. */
 export const MAX_QUERY = 512;
 
+/** Most events one `as_of` read folds. */
+export const MAX_SCAN_EVENTS = 20_000;
+
+/** Facts whose logs are read per slice of an `as_of` search, between two turns of the event loop. */
+const SLICE_FACTS = 100;
+
+/** 400 for an `as_of` read that would fold more than `max` events. */
+function scanCap(max: number) {
+  return invalidRequest(
+    'as_of',
+    `this read as of a time would fold more than ${max} events (the most one request may read); name a subject and predicate, search fewer words' matches with a lower limit, or read without as_of`,
+  );
+}
+
 /** Read operations on memory. */
 export class MemoryReader {
   readonly #store: Store;
   readonly #registries: RegistryBook;
   readonly #clock: Clock;
+  readonly #maxScan: number;
 
-  constructor(options: { store: Store; registries: RegistryBook; clock: Clock }) {
+  /** @param options.maxScanEvents most events one `as_of` read folds (@default 20000) */
+  constructor(options: { store: Store; registries: RegistryBook; clock: Clock; maxScanEvents?: number }) {
     this.#store = options.store;
     this.#registries = options.registries;
     this.#clock = options.clock;
+    this.#maxScan = options.maxScanEvents ?? MAX_SCAN_EVENTS;
   }
 
   /**
@@ -78,14 +98,26 @@ export class MemoryReader {
     const tenant = tenantOf(query.namespace);
     let groups: Map<string, StoredEvent[]>;
     if (terms) {
-      const hits = await this.#store.searchEvents(query.namespace, terms, Math.max(500, query.limit * 20));
+      const hits = await this.#store.searchEvents(
+        query.namespace,
+        terms,
+        Math.min(this.#maxScan, Math.max(500, query.limit * 20)),
+      );
       const keys = new Map<string, { subject: string; predicate: string }>();
       for (const h of hits) {
         if (f.subject !== undefined && h.subject !== f.subject) continue;
         if (f.predicate !== undefined && h.predicate !== f.predicate) continue;
         keys.set(`${h.subject}\u0000${h.predicate}`, { subject: h.subject, predicate: h.predicate });
       }
-      groups = groupByFact(await this.#store.groupEvents(query.namespace, [...keys.values()]));
+      // In slices, yielding between them, and no further than the cap.
+      const facts = [...keys.values()];
+      const events: StoredEvent[] = [];
+      for (let i = 0; i < facts.length; i += SLICE_FACTS) {
+        if (i > 0) await nextTurn();
+        for (const e of await this.#store.groupEvents(query.namespace, facts.slice(i, i + SLICE_FACTS))) events.push(e);
+        if (events.length > this.#maxScan) throw scanCap(this.#maxScan);
+      }
+      groups = groupByFact(events);
     } else {
       const maxGroups = f.subject !== undefined && f.predicate !== undefined ? 1 : query.limit;
       groups = groupByFact(
@@ -96,9 +128,19 @@ export class MemoryReader {
           maxGroups,
         }),
       );
+      let scanned = 0;
+      for (const log of groups.values()) scanned += log.length;
+      if (scanned > this.#maxScan) throw scanCap(this.#maxScan);
     }
     const out: Belief[] = [];
+    let folded = 0;
     for (const log of groups.values()) {
+      // Folding is work too: yield after every slice's worth of events.
+      folded += log.length;
+      if (folded > SLICE_FACTS * 20) {
+        folded = 0;
+        await nextTurn();
+      }
       const first = log[0] as StoredEvent;
       const cardinality = await this.#registries.cardinalityOf(tenant, first.predicate, query.asOf);
       for (const b of foldFact(log, cardinality, query.asOf)) {

@@ -74,6 +74,29 @@ export class RegistryBook {
     return registries[registries.length - 1] as Registry;
   }
 
+  /** The versions stored for `tenant`, oldest first (none while only a read has seen it). */
+  async storedVersions(tenant: string): Promise<RegistryVersion[]> {
+    const entry = await this.#load(tenant);
+    return entry.unsaved === null ? [...entry.versions] : [];
+  }
+
+  /**
+   * Stores imported versions (already checked by `memory/backup-import.ts`) and reloads the tenant;
+   * when the version in force now changed, the listeners run as after a replacement.
+   */
+  async addImported(tenant: string, versions: RegistryVersion[]): Promise<void> {
+    const before = await this.current(tenant);
+    const hadStored = (await this.storedVersions(tenant)).length > 0;
+    await this.#mutex.run(tenant, async () => {
+      for (const v of versions) await this.#store.appendRegistryVersion(v);
+      this.invalidate(tenant);
+    });
+    const after = await this.current(tenant);
+    if (hadStored && JSON.stringify(before.predicates) !== JSON.stringify(after.predicates)) {
+      for (const listener of this.#listeners) await listener(tenant, before.predicates, after.predicates);
+    }
+  }
+
   /** Forgets what is cached of `tenant` (after versions were written behind the book's back: import). */
   invalidate(tenant: string): void {
     this.#cache.delete(tenant);

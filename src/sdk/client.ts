@@ -12,7 +12,9 @@
  * ```
  */
 import { ERROR_STATUS, type ErrorCode, TetherError } from '../common/errors.ts';
+import { AgentHandle, type Every } from './agent-handle.ts';
 import { type KeyProvider, staticKey, workloadKey } from './credentials.ts';
+import type { LeaseJson, ResumeJson } from './resume-types.ts';
 import type {
   BeliefJson,
   EventJson,
@@ -81,12 +83,13 @@ export class TetherClient {
     return new TetherClient(options.url, keys, f);
   }
 
-  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async #call<T>(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const key = await this.#keys.key();
       const res = await this.#fetch(new URL(path, this.url), {
         method,
         headers: {
+          ...extra,
           authorization: `Bearer ${key}`,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
@@ -142,6 +145,53 @@ export class TetherClient {
     return this.#call('GET', '/v1/registry');
   }
 
+  /**
+   * Resumes this agent: takes its lease (waiting up to `waitMs` while another holder's lease is
+   * live) and returns a handle that renews it every TTL/3, stamps its epoch on every write and stops
+   * writing once it is lost (`lost` event; writes reject with `lease_lost`).
+   * @throws {TetherError} 409 `lease_held` when the lease stays held past `waitMs`
+   * @example
+   * const agent = await client.resume({ holder: 'worker-1', waitMs: 120_000 });
+   * console.log(agent.resumed.working_state.step);
+   */
+  async resume(options: ResumeOptions = {}): Promise<AgentHandle> {
+    const ttlMs = options.ttlMs ?? 60_000;
+    const body = {
+      namespace: options.namespace,
+      holder: options.holder,
+      lease_ttl_ms: ttlMs,
+      token_budget: options.tokenBudget,
+    };
+    const now = options.now ?? Date.now;
+    const deadline = now() + (options.waitMs ?? 0);
+    for (;;) {
+      const startedAt = now();
+      try {
+        const resumed = await this.#call<ResumeJson>('POST', '/v1/resume', body);
+        const call = <T>(m: string, p: string, b?: unknown, h?: Record<string, string>) => this.#call<T>(m, p, b, h);
+        return new AgentHandle({ resumed, ttlMs, call, startedAt, every: options.every, now });
+      } catch (err) {
+        const left = deadline - now();
+        if (!(err instanceof TetherError && err.code === 'lease_held') || left <= 0) throw err;
+        await new Promise((r) => setTimeout(r, Math.min(options.pollMs ?? 1000, left)));
+      }
+    }
+  }
+
+  /** Reads the resume context without taking the lease (`defer`). */
+  peekResume(options: { namespace?: string; tokenBudget?: number } = {}): Promise<ResumeJson> {
+    return this.#call('POST', '/v1/resume', {
+      namespace: options.namespace,
+      token_budget: options.tokenBudget,
+      defer: true,
+    });
+  }
+
+  /** Who holds the lease now. */
+  lease(namespace?: string): Promise<LeaseJson> {
+    return this.#call('GET', `/v1/lease?${queryString({ namespace })}`);
+  }
+
   /** Exports events (NDJSON lines parsed). */
   async exportEvents(options: { namespace?: string; since?: string } = {}): Promise<EventJson[]> {
     const key = await this.#keys.key();
@@ -149,11 +199,33 @@ export class TetherClient {
       headers: { authorization: `Bearer ${key}` },
     });
     if (!res.ok) throw await errorOf(res);
+    // An export also carries registry version lines (for an import to restore): events only here.
     return (await res.text())
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as EventJson);
+      .map((l) => JSON.parse(l) as EventJson | { registry_version: unknown })
+      .filter((l): l is EventJson => !('registry_version' in l));
   }
+}
+
+/** Options of `TetherClient.resume`. */
+export interface ResumeOptions {
+  /** Default: the key's own. */
+  namespace?: string;
+  /** Lease holder name. @default the key's session (pod or instance), else `key:<id>` */
+  holder?: string;
+  /** Lease life, ms (1000..3600000). @default 60000 */
+  ttlMs?: number;
+  /** Briefing budget, estimated tokens. @default 8000 */
+  tokenBudget?: number;
+  /** Keep trying this long while another holder's lease is live, ms. @default 0 */
+  waitMs?: number;
+  /** Pause between tries while waiting, ms. @default 1000 */
+  pollMs?: number;
+  /** The renew timer (tests inject one). @default an unref'd setInterval */
+  every?: Every;
+  /** Local epoch ms, for the handle's own lapse check. @default Date.now */
+  now?: () => number;
 }
 
 function queryString(q: object): string {

@@ -17,10 +17,13 @@ import { ResumeRecords } from '../memory/resume/records.ts';
 import { Resumer } from '../memory/resume/resume.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
+import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
 import { resumeCalls } from './calls/resume-calls.ts';
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+import { registerOpenApi } from './openapi.ts';
+import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { leaseRoutes } from './routes/lease.ts';
@@ -29,6 +32,10 @@ import { opsRoutes } from './routes/ops.ts';
 import { registryRoutes } from './routes/registry.ts';
 import { resumeRecordRoutes } from './routes/resume-records.ts';
 import { installWellFormedCheck } from './well-formed.ts';
+import { jsonSerializerCompiler, zodValidatorCompiler } from './zod-routes.ts';
+
+/** The API version OpenAPI and MCP report. */
+export const API_VERSION = '0.1.0';
 
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
@@ -47,6 +54,10 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** Request and purge rate limits (see `rate-limits.ts`). @default 100 requests/s per key, 6 purges/min */
+  limits?: Omit<RequestLimitsOptions, 'clock'>;
+  /** Most events one `as_of` read folds (`recall.ts`). @default 20000 */
+  maxScanEvents?: number;
   /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
   turnTokenLimit?: number;
   /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
@@ -62,6 +73,18 @@ export interface MemoryServer {
   metrics: MemoryMetrics;
   records: ResumeRecords;
   leases: Leases;
+  /** The memory calls the routes and MCP tools share. */
+  calls: MemoryCalls;
+  /** Every route as registered (HEAD routes Fastify adds for GET left out), in order. */
+  routes: readonly RegisteredRoute[];
+}
+
+/** A registered route: what OpenAPI is generated from (checked against it by test/server/openapi.test.ts). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  schema: Record<string, unknown> | undefined;
+  public: boolean;
 }
 
 /** Builds (does not listen) the memory server. */
@@ -86,7 +109,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   });
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
-  const reader = new MemoryReader({ store, registries, clock });
+  const reader = new MemoryReader({ store, registries, clock, maxScanEvents: options.maxScanEvents });
   // Resume writes go straight to the store (fenced), never through the fact writer's batching queue.
   const records = new ResumeRecords({ store, clock, turnTokenLimit: options.turnTokenLimit });
   const leases = new Leases({ store, clock });
@@ -100,6 +123,24 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     storeFigures: options.metricsToken !== undefined,
   });
 
+  const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+
+  const routes: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      const config = route.config as { public?: boolean } | undefined;
+      routes.push({
+        method,
+        url: route.url,
+        schema: route.schema as RegisteredRoute['schema'],
+        public: !!config?.public,
+      });
+    }
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(jsonSerializerCompiler);
+  await registerOpenApi(app, API_VERSION);
   installErrorHandlers(app);
   installWellFormedCheck(app);
   let closing = false;
@@ -121,14 +162,16 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     );
   });
   await app.register(authPlugin, { keys, verify: options.verify });
+  const limits = new RequestLimits({ ...options.limits, clock });
+  installKeyRateLimit(app, limits);
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
-  await app.register(memoryRoutes, { engine, reader, onAppend: (n) => metrics.eventsAppended.inc(n) });
-  await app.register(registryRoutes, { registries });
-  await app.register(eventRoutes, { store, engine });
+  await app.register(memoryRoutes, { calls });
+  await app.register(registryRoutes, { calls });
+  await app.register(eventRoutes, { store, engine, registries, clock, limits });
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(leaseRoutes, { calls: resume });
-  await app.register(mcpRoutes, { engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
+  await app.register(mcpRoutes, { calls });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, records, leases };
+  return { app, engine, reader, registries, metrics, records, leases, calls, routes };
 }

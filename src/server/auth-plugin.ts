@@ -1,11 +1,12 @@
 /**
  * @module
  * The auth plugin: reads `Authorization: Bearer <key>`, verifies it, and sets `req.auth` — the only
- * decorator of the server. Routes marked `config: { public: true }` skip it.
+ * decorator of the server. Routes marked `config: { public: true }` skip it; `config: { admin: true }`
+ * routes refuse an agent key here, before the body is read.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { AuthContext } from '../auth/auth-context.ts';
+import { type AuthContext, requireAdmin } from '../auth/auth-context.ts';
 import type { KeyService } from '../auth/key-service.ts';
 import { unauthenticated } from '../common/errors.ts';
 
@@ -17,6 +18,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No key needed. */
     public?: boolean;
+    /** An admin key needed: an agent key is refused (403) before the body is validated. */
+    admin?: boolean;
   }
 }
 
@@ -41,6 +44,7 @@ export const authPlugin = fp(
     app.addHook('onRequest', async function authenticate(req) {
       if (req.routeOptions.config?.public || req.is404) return;
       req.auth = await verify(bearerOf(req));
+      if (req.routeOptions.config?.admin) requireAdmin(req.auth);
     });
   },
   { name: 'tether-auth' },

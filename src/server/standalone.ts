@@ -11,7 +11,7 @@ import { type Clock, systemClock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
-import { createMemoryServer, type MemoryServer } from './app.ts';
+import { createMemoryServer, type MemoryServer, type MemoryServerOptions } from './app.ts';
 import { type DataLock, lockDataDir } from './data-lock.ts';
 import type { MemoryMetrics } from './metrics.ts';
 
@@ -33,6 +33,10 @@ export interface StandaloneOptions {
   /** @default 30000 */
   keyCacheTtlMs?: number;
   clock?: Clock;
+  /** Request and purge rate limits. @default 100 requests/s per key, 6 purges a minute per admin tenant */
+  limits?: MemoryServerOptions['limits'];
+  /** Most events one `as_of` read folds. @default 20000 */
+  maxScanEvents?: number;
   /** Bearer token for /metrics (and the event counts on it). */
   metricsToken?: string;
   /** Use this store instead of opening SQLite in `dataDir`. */
@@ -78,6 +82,8 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     defaultRegistry: options.defaultRegistry,
     processMetrics: true,
     metricsToken: options.metricsToken,
+    limits: options.limits,
+    maxScanEvents: options.maxScanEvents,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

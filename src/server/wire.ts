@@ -2,52 +2,57 @@
  * @module
  * Engine records -> JSON shapes of the HTTP contract (snake_case, ISO times, absent values as null).
  */
+import type { z } from 'zod';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { RememberResult } from '../memory/engine.ts';
 import type { Belief } from '../memory/fold.ts';
-import type { KeyRecord, PredicateDef, StoredEvent } from '../store/store.ts';
+import type { KeyRecord, PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
 import { iso } from './schemas/common.ts';
+import type { beliefAnswer, eventAnswer, rememberResultAnswer } from './schemas/memories.ts';
 
-export function beliefJson(b: Belief) {
+/** A value as stored: what remember accepted (string, number or boolean). */
+type StoredValue = string | number | boolean;
+
+export function beliefJson(b: Belief): z.output<typeof beliefAnswer> {
   const e = b.event;
   return {
     subject: e.subject,
     predicate: e.predicate,
-    value: e.value,
+    value: e.value as StoredValue,
     kind: e.kind,
     confidence: e.confidence,
     source: e.source,
-    observed_at: iso(e.observedAt),
+    observed_at: iso(e.observedAt) as string,
     event_id: e.id,
-    replaced: b.replaced.map((r) => ({ value: r.value, observed_at: iso(r.observedAt) })),
+    replaced: b.replaced.map((r) => ({ value: r.value as StoredValue, observed_at: iso(r.observedAt) as string })),
   };
 }
 
 /** The full event line used by history and export (export adds nothing else: one shape). */
-export function eventJson(e: StoredEvent) {
+export function eventJson(e: StoredEvent): z.output<typeof eventAnswer> {
   return {
     id: e.id,
     namespace: e.namespace,
     subject: e.subject,
     predicate: e.predicate,
-    value: e.value ?? null,
+    value: (e.value ?? null) as StoredValue | null,
     value_key: e.valueKey,
     retraction: e.retraction,
     kind: e.kind,
     confidence: e.confidence,
     source: e.source,
     evidence: e.evidence,
-    observed_at: iso(e.observedAt),
-    recorded_at: iso(e.recordedAt),
+    observed_at: iso(e.observedAt) as string,
+    recorded_at: iso(e.recordedAt) as string,
     actor: { tenant: e.actor.tenant, agent: e.actor.agent, session: e.actor.session, key_id: e.actor.keyId },
   };
 }
 
-export function rememberJson(r: RememberResult) {
+export function rememberJson(r: RememberResult): z.output<typeof rememberResultAnswer> {
   return {
     stored: r.stored,
     already_known: r.alreadyKnown,
-    superseded: r.superseded,
+    superseded: r.superseded as StoredValue[],
     event: r.event ? eventJson(r.event) : null,
   };
 }
@@ -87,5 +92,17 @@ export function predicateJson(d: PredicateDef) {
     allowed: d.allowed ?? null,
     aliases: d.aliases ?? [],
     description: d.description ?? null,
+  };
+}
+
+/** An export line carrying one registry version (before its tenant's first event). */
+export function registryVersionJson(v: RegistryVersion) {
+  return {
+    registry_version: {
+      id: v.id,
+      tenant: v.tenant,
+      recorded_at: iso(v.recordedAt),
+      predicates: v.predicates.map(predicateJson),
+    },
   };
 }

@@ -41,7 +41,7 @@ export interface TestMemoryServer {
 /** Starts a server; pass `dataDir` to reuse a folder (restart). */
 export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
-    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'metricsToken'>
+    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'limits' | 'maxScanEvents'>
   > = {},
 ): Promise<TestMemoryServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tether-test-'));
@@ -56,6 +56,8 @@ export async function startTestMemoryServer(
     plugins: options.plugins,
     keyCacheTtlMs: options.keyCacheTtlMs,
     metricsToken: options.metricsToken,
+    limits: options.limits,
+    maxScanEvents: options.maxScanEvents,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

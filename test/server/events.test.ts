@@ -43,8 +43,10 @@ describe('export -> purge -> import', () => {
     assert.equal(exported.status, 200);
     assert.match(exported.headers.get('content-type') ?? '', /application\/x-ndjson/);
     const lines = exported.text.trim().split('\n');
-    assert.equal(lines.length, 4);
-    assert.ok(lines.every((l) => JSON.parse(l).namespace === 'agents:run-1'));
+    assert.equal(lines.length, 5);
+    // the tenant's registry versions come first, so an import restores the rules of their time
+    assert.equal(JSON.parse(lines[0] as string).registry_version.tenant, 'agents');
+    assert.ok(lines.slice(1).every((l) => JSON.parse(l).namespace === 'agents:run-1'));
     const historyBefore = await srv.call('GET', '/v1/memories/history?subject=user&predicate=lives_in', { key });
 
     const purge = await srv.call('DELETE', '/v1/namespaces/agents:run-1', { key: srv.adminKey });
@@ -61,7 +63,7 @@ describe('export -> purge -> import', () => {
       body: exported.text,
       headers: { 'content-type': 'application/x-ndjson' },
     });
-    assert.deepEqual(imp.body, { imported: 4, skipped: 0 });
+    assert.deepEqual(imp.body, { imported: 4, skipped: 0, registry_versions: 0 });
     assert.equal((await srv.call('GET', '/v1/events', { key })).text, exported.text);
     const historyAfter = await srv.call('GET', '/v1/memories/history?subject=user&predicate=lives_in', { key });
     assert.deepEqual(historyAfter.body, historyBefore.body);
@@ -70,19 +72,19 @@ describe('export -> purge -> import', () => {
       body: exported.text,
       headers: { 'content-type': 'application/x-ndjson' },
     });
-    assert.deepEqual(again.body, { imported: 0, skipped: 4 });
+    assert.deepEqual(again.body, { imported: 0, skipped: 4, registry_versions: 0 });
   });
 
   it('exports after an id with since', async () => {
     const all = (await srv.call('GET', '/v1/events', { key })).text.trim().split('\n');
-    const first = JSON.parse(all[0] as string).id;
+    const first = JSON.parse(all[1] as string).id;
     const rest = (await srv.call('GET', `/v1/events?since=${first}`, { key })).text.trim().split('\n');
-    assert.deepEqual(rest, all.slice(1));
+    assert.deepEqual(rest, [all[0], ...all.slice(2)]);
   });
 
   it('refuses import lines of another tenant with 403 and writes nothing', async () => {
     const minted = await srv.call('POST', '/v1/keys', { key: srv.adminKey, body: { tenant: 'agents' } });
-    const line = JSON.parse((await srv.call('GET', '/v1/events', { key })).text.split('\n')[0] as string);
+    const line = JSON.parse((await srv.call('GET', '/v1/events', { key })).text.split('\n')[1] as string);
     const foreign = {
       ...line,
       id: 'ev_00000000000100000000000000',

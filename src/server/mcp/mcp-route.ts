@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
@@ -17,6 +17,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { AuthContext } from '../../auth/auth-context.ts';
 import { TetherError } from '../../common/errors.ts';
 import { sendError, toTetherError } from '../error-handler.ts';
@@ -53,11 +54,21 @@ export async function callTool(
   }
 }
 
+/**
+ * `tools/call` as the protocol layer parses it: loose on purpose. The SDK's protocol layer turns a failed
+ * parse of the schema given here into -32603 (internal error); the Server's own check of the full
+ * `CallToolRequestSchema`, which runs next, answers a malformed call (`arguments` not an object, `name` not
+ * a string) with -32602 (invalid params), as JSON-RPC means it.
+ */
+const LooseCallToolRequest = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
 /** An MCP server for one request, acting as `auth`. */
 function serverFor(tools: Map<string, MemoryTool>, listed: Tool[], auth: AuthContext, log: FastifyBaseLogger): Server {
   const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(LooseCallToolRequest, async (loose) => {
+    // The Server has checked the request against CallToolRequestSchema before this runs.
+    const request = loose as unknown as CallToolRequest;
     const tool = tools.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${request.params.name.slice(0, 80)}'`);
     return callTool(tool, auth, request.params.arguments, log);
@@ -87,7 +98,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
     inputSchema: toolInputJsonSchema(t) as Tool['inputSchema'],
   }));
 
-  app.post('/mcp', async function mcpPost(req, reply) {
+  const jsonRpc = { description: 'JSON-RPC 2.0 answer', content: { 'application/json': { schema: z.unknown() } } };
+  const post = {
+    summary: 'MCP (Streamable HTTP, stateless): the memory tools; the bearer key decides the namespace',
+    body: z.unknown().describe('A JSON-RPC 2.0 request or notification (initialize, tools/list, tools/call)'),
+    response: { 200: jsonRpc, 202: z.null().describe('Notification accepted') },
+  };
+  app.post('/mcp', { schema: post }, async function mcpPost(req, reply) {
     const server = serverFor(tools, listed, req.auth, req.log);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
@@ -109,6 +126,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
       }
     }
   });
-  app.get('/mcp', methodNotAllowed);
-  app.delete('/mcp', methodNotAllowed);
+  const refused = { summary: 'Not served: this endpoint is stateless (405)', response: { 405: z.null() } };
+  app.get('/mcp', { schema: refused }, methodNotAllowed);
+  app.delete('/mcp', { schema: refused }, methodNotAllowed);
 }

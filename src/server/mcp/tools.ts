@@ -1,31 +1,21 @@
 /**
  * @module
- * The memory tools agents call over MCP: remember, recall, forget, memory_history, list_predicates.
- * Each has a Zod input schema derived from the HTTP route schemas and a handler that calls the same
- * engine as the HTTP routes and answers the same JSON shape. Knows nothing of MCP transport; used by
- * `mcp-route.ts`. Resume and lease tools are not here yet.
+ * The memory tools agents call over MCP: remember, recall, forget, memory_history, list_predicates. Each has a
+ * Zod input schema derived from the HTTP route schemas (JSON types where a query string has text) and calls the
+ * same memory call as its HTTP route (`calls/memory-calls.ts`), so both answer alike. Knows nothing of MCP
+ * transport; used by `mcp-route.ts`.
  */
 import { z } from 'zod';
 import type { AuthContext } from '../../auth/auth-context.ts';
-import { resolveNamespace } from '../../auth/auth-context.ts';
-import type { MemoryEngine } from '../../memory/engine.ts';
-import { tenantOf } from '../../memory/namespace.ts';
-import type { MemoryReader } from '../../memory/recall.ts';
-import type { RegistryBook } from '../../memory/registry-book.ts';
+import type { MemoryCalls } from '../calls/memory-calls.ts';
 import { instant } from '../schemas/common.ts';
 import { forgetBody, historyQuery, recallQuery, rememberOneBody } from '../schemas/memories.ts';
 import { getRegistryQuery } from '../schemas/registry.ts';
-import { toRecallQuery, toStatement, writeContext } from '../statements.ts';
 import { parseWith } from '../validate.ts';
-import { beliefJson, eventJson, predicateJson, rememberJson } from '../wire.ts';
 
-/** What the tools call: the same objects the HTTP routes use. */
+/** What the tools call: the memory calls the HTTP routes use. */
 export interface MemoryToolDeps {
-  engine: MemoryEngine;
-  reader: MemoryReader;
-  registries: RegistryBook;
-  /** Called with the number of events appended (metrics). */
-  onAppend?: (n: number) => void;
+  calls: MemoryCalls;
 }
 
 /** One MCP tool: its name, description, Zod input schema and handler. */
@@ -61,28 +51,33 @@ export const historyArgs = historyQuery;
 /** `list_predicates`: the namespace whose tenant's registry to list (default the key's own). */
 export const listPredicatesArgs = getRegistryQuery.pick({ namespace: true });
 
-function defineTool<S extends z.ZodObject>(
+/**
+ * Defines a tool whose handler parses its arguments (400 `invalid_request` naming the field) and runs `run`.
+ * Other tool modules (resume) define theirs with it too.
+ */
+export function defineTool<S extends z.ZodObject>(
   name: string,
   description: string,
   schema: S,
-  run: (auth: AuthContext, input: z.output<S>) => Promise<Record<string, unknown>>,
+  run: (auth: AuthContext, input: z.output<S>) => Promise<object>,
 ): MemoryTool {
   return {
     name,
     description,
     schema,
-    handler: (auth, args) => run(auth, parseWith(schema, args ?? {}, 'arguments')),
+    handler: async (auth, args) =>
+      (await run(auth, parseWith(schema, args ?? {}, 'arguments'))) as Record<string, unknown>,
   };
 }
 
 /**
- * Builds the five memory tools over `deps`.
+ * Builds the five memory tools over the memory calls.
  * @example
- * const tools = memoryTools({ engine, reader, registries });
+ * const tools = memoryTools({ calls: memoryCalls({ engine, reader, registries }) });
  * await tools.find((t) => t.name === 'recall')!.handler(req.auth, { subject: 'alice' });
  */
 export function memoryTools(deps: MemoryToolDeps): MemoryTool[] {
-  const { engine, reader, registries } = deps;
+  const { calls } = deps;
   return [
     defineTool(
       'remember',
@@ -90,55 +85,34 @@ export function memoryTools(deps: MemoryToolDeps): MemoryTool[] {
         'Restating a held value writes nothing (already_known); a new value of a single-valued predicate ' +
         'reports what it superseded.',
       rememberArgs,
-      async (auth, input) => {
-        const ctx = writeContext(auth, resolveNamespace(auth, input.namespace));
-        const [result] = await engine.remember(ctx, [toStatement(input)]);
-        if (result?.stored) deps.onAppend?.(1);
-        return rememberJson(result!);
-      },
+      (auth, input) => calls.remember(auth, input),
     ),
     defineTool(
       'recall',
       'Recall current beliefs: by subject and/or predicate, or a full-text search with q. ' +
         'as_of (ISO 8601 or epoch ms) answers as of that time; limit defaults to 50.',
       recallArgs,
-      async (auth, input) => {
-        const beliefs = await reader.recall(toRecallQuery(resolveNamespace(auth, input.namespace), input));
-        return { beliefs: beliefs.map(beliefJson) };
-      },
+      (auth, input) => calls.recall(auth, input),
     ),
     defineTool(
       'forget',
       'Retract one value of a subject/predicate, or all of its values when value is omitted. ' +
         'History keeps the retraction; nothing is erased.',
       forgetArgs,
-      async (auth, input) => {
-        const ctx = writeContext(auth, resolveNamespace(auth, input.namespace));
-        const r = await engine.forget(ctx, { subject: input.subject, predicate: input.predicate, value: input.value });
-        if (r.event) deps.onAppend?.(1);
-        return { withdrawn: r.withdrawn };
-      },
+      (auth, input) => calls.forget(auth, input),
     ),
     defineTool(
       'memory_history',
       'Every event (assertions and retractions) of one subject/predicate, oldest first, with who wrote it.',
       historyArgs,
-      async (auth, input) => {
-        const namespace = resolveNamespace(auth, input.namespace);
-        const events = await reader.history(namespace, input.subject, input.predicate);
-        return { events: events.map(eventJson) };
-      },
+      (auth, input) => calls.history(auth, input),
     ),
     defineTool(
       'list_predicates',
       'The predicates in force for this namespace: cardinality (single or multi), value_type, allowed ' +
         'values of enums, aliases and a description.',
       listPredicatesArgs,
-      async (auth, input) => {
-        const tenant = tenantOf(resolveNamespace(auth, input.namespace));
-        const registry = await registries.current(tenant);
-        return { tenant, predicates: registry.predicates.map(predicateJson) };
-      },
+      (auth, input) => calls.registry(auth, input),
     ),
   ];
 }

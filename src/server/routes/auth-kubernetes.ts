@@ -12,8 +12,8 @@ import type { Clock } from '../../common/clock.ts';
 import { isTetherError, TetherError } from '../../common/errors.ts';
 import type { MemoryMetrics } from '../metrics.ts';
 import { iso } from '../schemas/common.ts';
-import { kubernetesAuthBody } from '../schemas/keys.ts';
-import { parseWith } from '../validate.ts';
+import { exchangeAnswer, kubernetesAuthBody } from '../schemas/keys.ts';
+import type { ZodTypeProvider } from '../zod-routes.ts';
 
 /** Options for the exchange route. */
 export interface KubernetesAuthOptions {
@@ -38,37 +38,44 @@ function rateLimited(seconds: number, who: string): TetherError {
 }
 
 export async function kubernetesAuthRoutes(app: FastifyInstance, opts: KubernetesAuthOptions): Promise<void> {
-  app.post('/v1/auth/kubernetes', { config: { public: true } }, async (req) => {
-    try {
-      const body = parseWith(kubernetesAuthBody, req.body);
-      const addrWait = opts.perAddress.take(`addr:${req.ip}`);
-      if (addrWait > 0) throw rateLimited(addrWait, 'address');
-      const id = await opts.exchanger.exchange(body.token);
-      const podWait = opts.perPod.take(`pod:${id.podUid}`);
-      if (podWait > 0) throw rateLimited(podWait, 'pod');
-      opts.beforeMint?.(id);
-      const now = opts.clock.now();
-      const expiresAt = Math.min(now + opts.keyTtlMs, id.tokenExpiresAt ?? Number.POSITIVE_INFINITY);
-      const { key } = await opts.keys.mint({
-        tenant: id.tenant,
-        agent: id.agent,
-        session: id.session,
-        expiresAt,
-        note: workloadKeyNote(id.tenant, id.serviceAccount, id.session, id.claimUid),
-      });
-      opts.metrics.exchanges.inc({ outcome: 'ok' });
-      req.log.info({ tenant: id.tenant, agent: id.agent, session: id.session }, 'workload key minted');
-      return {
-        key,
-        expires_at: iso(expiresAt),
-        tenant: id.tenant,
-        agent: id.agent,
-        session: id.session,
-        namespace: `${id.tenant}:${id.agent}`,
-      };
-    } catch (err) {
-      opts.metrics.exchanges.inc({ outcome: isTetherError(err) ? err.code : 'internal' });
-      throw err;
-    }
-  });
+  const schema = {
+    summary: 'Exchange a workload token (projected service-account token) for a short-lived key',
+    body: kubernetesAuthBody,
+    response: { 200: exchangeAnswer },
+  };
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .post('/v1/auth/kubernetes', { config: { public: true }, schema }, async (req) => {
+      try {
+        const body = req.body;
+        const addrWait = opts.perAddress.take(`addr:${req.ip}`);
+        if (addrWait > 0) throw rateLimited(addrWait, 'address');
+        const id = await opts.exchanger.exchange(body.token);
+        const podWait = opts.perPod.take(`pod:${id.podUid}`);
+        if (podWait > 0) throw rateLimited(podWait, 'pod');
+        opts.beforeMint?.(id);
+        const now = opts.clock.now();
+        const expiresAt = Math.min(now + opts.keyTtlMs, id.tokenExpiresAt ?? Number.POSITIVE_INFINITY);
+        const { key } = await opts.keys.mint({
+          tenant: id.tenant,
+          agent: id.agent,
+          session: id.session,
+          expiresAt,
+          note: workloadKeyNote(id.tenant, id.serviceAccount, id.session, id.claimUid),
+        });
+        opts.metrics.exchanges.inc({ outcome: 'ok' });
+        req.log.info({ tenant: id.tenant, agent: id.agent, session: id.session }, 'workload key minted');
+        return {
+          key,
+          expires_at: iso(expiresAt),
+          tenant: id.tenant,
+          agent: id.agent,
+          session: id.session,
+          namespace: `${id.tenant}:${id.agent}`,
+        };
+      } catch (err) {
+        opts.metrics.exchanges.inc({ outcome: isTetherError(err) ? err.code : 'internal' });
+        throw err;
+      }
+    });
 }

@@ -1,26 +1,51 @@
 /**
  * @module
- * Export (NDJSON, streamed page by page), import (admin; identical history, ids included) and purge
- * (admin; the one hard delete). Import is validated whole before anything is written.
+ * Export (NDJSON, streamed page by page, each tenant's registry versions before its first event),
+ * import (admin; identical history, ids and actors kept, every line checked as a write would be,
+ * nothing stored of a refused request) and purge (admin; the one hard delete).
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { parseNamespace, reachesTenant, requireAdmin, resolveNamespace } from '../../auth/auth-context.ts';
-import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
+import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
+import type { Clock } from '../../common/clock.ts';
+import { namespaceMismatch } from '../../common/errors.ts';
+import { importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
+import type { RegistryBook } from '../../memory/registry-book.ts';
 import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
-import { eventLine, exportQuery, namespaceParams } from '../schemas/events.ts';
-import { parseWith } from '../validate.ts';
-import { eventJson } from '../wire.ts';
+import { parseImportLines } from '../import-lines.ts';
+import type { RequestLimits } from '../rate-limits.ts';
+import {
+  exportAnswer,
+  exportQuery,
+  importAnswer,
+  importBody,
+  namespaceParams,
+  purgeAnswer,
+} from '../schemas/events.ts';
+import { eventJson, registryVersionJson } from '../wire.ts';
+import type { ZodTypeProvider } from '../zod-routes.ts';
+
+const NDJSON = 'application/x-ndjson';
 
 const PAGE = 1000;
 
+/** Event lines page by page; before a tenant's first event, its registry versions (an import restores them). */
 async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): AsyncGenerator<string> {
   let since = query.since;
+  const tenants = new Set<string>();
   for (;;) {
     const page = await store.exportEvents({ ...query, since, limit: PAGE });
     if (page.length === 0) return;
-    yield `${page.map((e) => JSON.stringify(eventJson(e))).join('\n')}\n`;
+    const lines: string[] = [];
+    for (const e of page) {
+      if (!tenants.has(e.tenant)) {
+        tenants.add(e.tenant);
+        for (const v of await store.registryVersions(e.tenant)) lines.push(JSON.stringify(registryVersionJson(v)));
+      }
+      lines.push(JSON.stringify(eventJson(e)));
+    }
+    yield `${lines.join('\n')}\n`;
     since = (page[page.length - 1] as StoredEvent).id;
     if (page.length < PAGE) return;
   }
@@ -28,16 +53,26 @@ async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): As
 
 export async function eventRoutes(
   app: FastifyInstance,
-  opts: { store: Store; engine: MemoryEngine; onPurge?: (ns: string) => void },
+  opts: {
+    store: Store;
+    engine: MemoryEngine;
+    registries: RegistryBook;
+    clock: Clock;
+    limits?: RequestLimits;
+    onPurge?: (ns: string) => void;
+  },
 ) {
   const { store } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
 
   app.addContentTypeParser(['application/x-ndjson', 'text/plain'], { parseAs: 'string' }, (_req, body, done) => {
     done(null, body);
   });
 
-  app.get('/v1/events', async (req, reply) => {
-    const q = parseWith(exportQuery, req.query, 'query');
+  const exported = { description: 'NDJSON, one event per line', content: { [NDJSON]: { schema: exportAnswer } } };
+  const exportSchema = { summary: 'Export events as NDJSON', querystring: exportQuery, response: { 200: exported } };
+  r.get('/v1/events', { schema: exportSchema }, async (req, reply) => {
+    const q = req.query;
     let scope: Omit<ExportQuery, 'limit'>;
     if (req.auth.namespace !== null || q.namespace !== undefined) {
       scope = { namespace: resolveNamespace(req.auth, q.namespace) };
@@ -45,61 +80,31 @@ export async function eventRoutes(
       scope = req.auth.tenant === '*' ? {} : { tenant: req.auth.tenant };
     }
     reply.type('application/x-ndjson');
-    return reply.send(Readable.from(exportLines(store, { ...scope, since: q.since })));
+    // A stream, not the documented string: NDJSON goes out page by page.
+    return reply.send(Readable.from(exportLines(store, { ...scope, since: q.since })) as unknown as string);
   });
 
-  app.post('/v1/events/import', async (req) => {
-    requireAdmin(req.auth);
-    if (typeof req.body !== 'string') {
-      throw invalidRequest('body', 'send NDJSON (one event per line) with Content-Type: application/x-ndjson');
-    }
-    const events: StoredEvent[] = [];
-    const lines = req.body.split('\n');
-    for (const [i, raw] of lines.entries()) {
-      const text = raw.trim();
-      if (text === '') continue;
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw invalidRequest(`line ${i + 1}`, 'malformed JSON');
-      }
-      const line = parseWith(eventLine, json, `line ${i + 1}`, `line ${i + 1}.`);
-      const { tenant } = parseNamespace(line.namespace, `line ${i + 1}.namespace`);
-      if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, line.namespace);
-      if (line.actor.tenant !== tenant) {
-        throw invalidRequest(`line ${i + 1}.actor.tenant`, 'must be the tenant of the namespace');
-      }
-      if (line.retraction === false && (line.value === null || line.value_key === null)) {
-        throw invalidRequest(`line ${i + 1}.value`, 'an assertion needs a value');
-      }
-      events.push({
-        id: line.id,
-        namespace: line.namespace,
-        tenant,
-        subject: line.subject,
-        predicate: line.predicate,
-        value: line.value,
-        valueKey: line.value_key,
-        retraction: line.retraction,
-        kind: line.kind,
-        confidence: line.confidence,
-        source: line.source,
-        evidence: line.evidence,
-        observedAt: line.observed_at,
-        recordedAt: line.recorded_at,
-        actor: { tenant, agent: line.actor.agent, session: line.actor.session, keyId: line.actor.key_id },
-      });
-    }
-    const imported = await opts.engine.importEvents(events);
-    return { imported, skipped: events.length - imported };
+  const importSchema = {
+    summary: 'Import NDJSON events (admin; identical history, ids included)',
+    consumes: [NDJSON],
+    body: importBody,
+    response: { 200: importAnswer },
+  };
+  r.post('/v1/events/import', { config: { admin: true }, schema: importSchema }, async (req) => {
+    const r = await importBackup(opts, parseImportLines(req.body, req.auth));
+    return { imported: r.imported, skipped: r.skipped, registry_versions: r.registryVersions };
   });
 
-  app.delete('/v1/namespaces/:ns', async (req) => {
-    requireAdmin(req.auth);
-    const { ns } = parseWith(namespaceParams, req.params, 'ns');
+  const purgeSchema = {
+    summary: 'Purge a namespace for good (admin): no byte of its records is left',
+    params: namespaceParams,
+    response: { 200: purgeAnswer },
+  };
+  r.delete('/v1/namespaces/:ns', { config: { admin: true }, schema: purgeSchema }, async (req) => {
+    const { ns } = req.params;
     const { tenant } = parseNamespace(ns, 'ns');
     if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, ns);
+    opts.limits?.takePurge(req.auth);
     const erased = await opts.engine.purgeNamespace(ns);
     opts.onPurge?.(ns);
     return { namespace: ns, erased };

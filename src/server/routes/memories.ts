@@ -1,62 +1,67 @@
 /**
  * @module
- * Memory routes: remember, recall (exact or text search, as_of), history, forget.
- * Thin: auth + parsed body -> engine -> wire shape.
+ * Memory routes: remember, recall (exact or text search, as_of), history, forget. Each declares its
+ * schemas (validation, handler types, OpenAPI) and calls the memory call the MCP tool calls too.
  */
 import type { FastifyInstance } from 'fastify';
-import { resolveNamespace } from '../../auth/auth-context.ts';
-import type { MemoryEngine } from '../../memory/engine.ts';
-import type { MemoryReader } from '../../memory/recall.ts';
-import { forgetBody, historyQuery, recallQuery, rememberBatchBody, rememberOneBody } from '../schemas/memories.ts';
-import { toRecallQuery, toStatement, writeContext } from '../statements.ts';
-import { parseWith } from '../validate.ts';
-import { beliefJson, eventJson, rememberJson } from '../wire.ts';
+import type { MemoryCalls } from '../calls/memory-calls.ts';
+import {
+  forgetAnswer,
+  forgetBody,
+  historyAnswer,
+  historyQuery,
+  recallAnswer,
+  recallQuery,
+  rememberAnswer,
+  rememberBody,
+} from '../schemas/memories.ts';
+import type { ZodTypeProvider } from '../zod-routes.ts';
 
-/** Dependencies of the memory routes. */
-export interface MemoryRoutesOptions {
-  engine: MemoryEngine;
-  reader: MemoryReader;
-  /** Called with the number of events appended (metrics). */
-  onAppend?: (n: number) => void;
-}
+export async function memoryRoutes(app: FastifyInstance, opts: { calls: MemoryCalls }): Promise<void> {
+  const { calls } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
 
-export async function memoryRoutes(app: FastifyInstance, opts: MemoryRoutesOptions): Promise<void> {
-  const { engine, reader } = opts;
+  r.post(
+    '/v1/memories',
+    {
+      schema: {
+        summary: 'Remember one fact or a batch',
+        body: rememberBody,
+        response: { 200: rememberAnswer },
+      },
+    },
+    async (req) => calls.remember(req.auth, req.body),
+  );
 
-  app.post('/v1/memories', async (req) => {
-    const body = req.body as Record<string, unknown> | undefined;
-    if (body && typeof body === 'object' && 'statements' in body) {
-      const batch = parseWith(rememberBatchBody, body);
-      const ctx = writeContext(req.auth, resolveNamespace(req.auth, batch.namespace));
-      const results = await engine.remember(ctx, batch.statements.map(toStatement), 'statements');
-      opts.onAppend?.(results.filter((r) => r.stored).length);
-      return { results: results.map(rememberJson) };
-    }
-    const one = parseWith(rememberOneBody, body);
-    const ctx = writeContext(req.auth, resolveNamespace(req.auth, one.namespace));
-    const [result] = await engine.remember(ctx, [toStatement(one)]);
-    if (result?.stored) opts.onAppend?.(1);
-    return rememberJson(result!);
-  });
+  r.get(
+    '/v1/memories',
+    {
+      schema: {
+        summary: 'Recall by subject/predicate, or text search with q',
+        querystring: recallQuery,
+        response: { 200: recallAnswer },
+      },
+    },
+    async (req) => calls.recall(req.auth, req.query),
+  );
 
-  app.get('/v1/memories', async (req) => {
-    const q = parseWith(recallQuery, req.query, 'query');
-    const beliefs = await reader.recall(toRecallQuery(resolveNamespace(req.auth, q.namespace), q));
-    return { beliefs: beliefs.map(beliefJson) };
-  });
+  r.get(
+    '/v1/memories/history',
+    {
+      schema: {
+        summary: 'Events of one subject/predicate, oldest first',
+        querystring: historyQuery,
+        response: { 200: historyAnswer },
+      },
+    },
+    async (req) => calls.history(req.auth, req.query),
+  );
 
-  app.get('/v1/memories/history', async (req) => {
-    const q = parseWith(historyQuery, req.query, 'query');
-    const namespace = resolveNamespace(req.auth, q.namespace);
-    const events = await reader.history(namespace, q.subject, q.predicate);
-    return { events: events.map(eventJson) };
-  });
-
-  app.post('/v1/memories/forget', async (req) => {
-    const body = parseWith(forgetBody, req.body);
-    const ctx = writeContext(req.auth, resolveNamespace(req.auth, body.namespace));
-    const r = await engine.forget(ctx, { subject: body.subject, predicate: body.predicate, value: body.value });
-    if (r.event) opts.onAppend?.(1);
-    return { withdrawn: r.withdrawn };
-  });
+  r.post(
+    '/v1/memories/forget',
+    {
+      schema: { summary: 'Retract one value, or all', body: forgetBody, response: { 200: forgetAnswer } },
+    },
+    async (req) => calls.forget(req.auth, req.body),
+  );
 }

@@ -5,10 +5,12 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { unauthenticated, unavailable } from '../../common/errors.ts';
 import type { Store } from '../../store/store.ts';
 import type { MemoryMetrics } from '../metrics.ts';
-import { openApiDocument } from '../openapi.ts';
+
+const text = (description: string) => ({ description, content: { 'text/plain': { schema: z.string() } } });
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
@@ -17,9 +19,12 @@ export async function opsRoutes(
   opts: { store: Store; metrics: MemoryMetrics; metricsToken?: string },
 ) {
   const expected = opts.metricsToken ? digest(`Bearer ${opts.metricsToken}`) : null;
-  const pub = { config: { public: true } };
-  app.get('/healthz', pub, async () => ({ status: 'ok' }));
-  app.get('/readyz', pub, async () => {
+  const config = { public: true };
+  const healthz = { summary: 'Liveness', response: { 200: z.object({ status: z.literal('ok') }) } };
+  app.get('/healthz', { config, schema: healthz }, async () => ({ status: 'ok' }));
+  const ready = z.object({ status: z.literal('ready'), store: z.string() });
+  const readyz = { summary: 'Readiness: the store answers (503 unavailable when not)', response: { 200: ready } };
+  app.get('/readyz', { config, schema: readyz }, async () => {
     try {
       await opts.store.ping();
     } catch (err) {
@@ -27,7 +32,11 @@ export async function opsRoutes(
     }
     return { status: 'ready', store: opts.store.kind };
   });
-  app.get('/metrics', pub, async (req, reply) => {
+  const metrics = {
+    summary: 'Prometheus metrics (with --metrics-token: Authorization: Bearer <metrics token>)',
+    response: { 200: text('Prometheus text exposition') },
+  };
+  app.get('/metrics', { config, schema: metrics }, async (req, reply) => {
     // Hashes compared, so the check takes the same time whatever the length of what was sent.
     if (expected && !timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
       throw unauthenticated('/metrics needs Authorization: Bearer <metrics token>');
@@ -35,9 +44,6 @@ export async function opsRoutes(
     reply.type(opts.metrics.registry.contentType);
     return opts.metrics.registry.metrics();
   });
-  let doc: unknown;
-  app.get('/openapi.json', pub, async () => {
-    doc ??= openApiDocument();
-    return doc;
-  });
+  const openapi = { summary: 'This document (OpenAPI 3.1)', response: { 200: z.record(z.string(), z.unknown()) } };
+  app.get('/openapi.json', { config, schema: openapi }, async () => app.swagger());
 }

@@ -2,90 +2,191 @@
  * @module
  * Resume record routes: working state (+ history), milestones, turns, outputs, pointers. Writes carry
  * the lease epoch in `X-Lease-Epoch` and are fenced in the store; reads are open to the agent and to
- * an admin of its tenant (the console). Thin: parse -> the resume call the MCP tool calls too.
+ * an admin of its tenant (the console). Each route declares its schemas and calls the resume call the
+ * MCP tool calls too.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalidRequest } from '../../common/errors.ts';
+import { z } from 'zod';
 import type { ResumeCalls } from '../calls/resume-calls.ts';
 import {
+  epochHeaders,
+  milestoneAnswer,
   milestoneBody,
+  milestonesAnswer,
   namespaceQuery,
+  outputAnswer,
   outputBody,
+  outputInfoAnswer,
   outputParams,
+  outputsAnswer,
   outputsQuery,
+  pointerAnswer,
   pointerBody,
   pointerParams,
+  pointersAnswer,
+  recordTurnAnswer,
+  stateHistoryAnswer,
   stateHistoryQuery,
   turnBody,
+  turnsAnswer,
   turnsQuery,
+  workingStateAnswer,
   workingStatePatch,
 } from '../schemas/resume.ts';
-import { parseWith } from '../validate.ts';
-
-/** The fencing header. */
-export const EPOCH_HEADER = 'x-lease-epoch';
+import type { ZodTypeProvider } from '../zod-routes.ts';
 
 /** Body limit of turns and outputs, bytes: a 1 MiB content after JSON escaping (the content limit gives 413). */
 export const LARGE_BODY_LIMIT = 4 * 1024 * 1024;
 
-/**
- * The writer's epoch from `X-Lease-Epoch`; undefined when absent (the call answers 409 `lease_not_held`).
- * @throws {TetherError} 400 naming `X-Lease-Epoch` when it is not an integer >= 1
- */
+/** The writer's epoch from `X-Lease-Epoch` (checked by the route's header schema); undefined when absent. */
 export function leaseEpoch(req: FastifyRequest): number | undefined {
-  const raw = req.headers[EPOCH_HEADER];
-  if (raw === undefined) return undefined;
-  const text = Array.isArray(raw) ? raw.join(',') : raw;
-  if (!/^[1-9][0-9]{0,15}$/.test(text.trim()) || !Number.isSafeInteger(Number(text))) {
-    throw invalidRequest('X-Lease-Epoch', `must be an integer lease epoch (>= 1); got '${text.slice(0, 40)}'`);
-  }
-  return Number(text);
+  const raw = req.headers['x-lease-epoch'];
+  return typeof raw === 'string' ? Number(raw) : undefined;
 }
 
 export async function resumeRecordRoutes(app: FastifyInstance, opts: { calls: ResumeCalls }): Promise<void> {
   const { calls } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const fenced = 'Needs the lease: X-Lease-Epoch (409 lease_not_held / lease_lost otherwise).';
 
-  app.get('/v1/working-state', async (req) =>
-    calls.workingState(req.auth, parseWith(namespaceQuery, req.query, 'query')),
+  r.get(
+    '/v1/working-state',
+    { schema: { summary: 'The working state', querystring: namespaceQuery, response: { 200: workingStateAnswer } } },
+    async (req) => calls.workingState(req.auth, req.query),
   );
-  app.get('/v1/working-state/history', async (req) =>
-    calls.workingStateHistory(req.auth, parseWith(stateHistoryQuery, req.query, 'query')),
+  r.get(
+    '/v1/working-state/history',
+    {
+      schema: {
+        summary: 'Earlier working-state versions, newest first',
+        querystring: stateHistoryQuery,
+        response: { 200: stateHistoryAnswer },
+      },
+    },
+    async (req) => calls.workingStateHistory(req.auth, req.query),
   );
-  app.patch('/v1/working-state', async (req) =>
-    calls.patchWorkingState(req.auth, leaseEpoch(req), parseWith(workingStatePatch, req.body)),
+  r.patch(
+    '/v1/working-state',
+    {
+      schema: {
+        summary: 'Merge the named fields into the working state (a new version)',
+        description: fenced,
+        headers: epochHeaders,
+        body: workingStatePatch,
+        response: { 200: workingStateAnswer },
+      },
+    },
+    async (req) => calls.patchWorkingState(req.auth, leaseEpoch(req), req.body),
   );
 
-  app.post('/v1/milestones', async (req, reply) => {
-    const answer = await calls.addMilestone(req.auth, leaseEpoch(req), parseWith(milestoneBody, req.body));
-    return reply.status(201).send(answer);
-  });
+  r.post(
+    '/v1/milestones',
+    {
+      schema: {
+        summary: 'Record a milestone (sets last_milestone)',
+        description: fenced,
+        headers: epochHeaders,
+        body: milestoneBody,
+        response: { 201: milestoneAnswer },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await calls.addMilestone(req.auth, leaseEpoch(req), req.body)),
+  );
+  r.get(
+    '/v1/milestones',
+    { schema: { summary: 'Milestones, oldest first', querystring: outputsQuery, response: { 200: milestonesAnswer } } },
+    async (req) => calls.milestones(req.auth, req.query),
+  );
 
-  app.get('/v1/milestones', async (req) => calls.milestones(req.auth, parseWith(outputsQuery, req.query, 'query')));
+  r.post(
+    '/v1/turns',
+    {
+      bodyLimit: LARGE_BODY_LIMIT,
+      schema: {
+        summary: 'Record a turn (large content is stored as an output)',
+        description: `${fenced} A repeated message_id answers 200 with the first seq and stores nothing.`,
+        headers: epochHeaders,
+        body: turnBody,
+        response: { 201: recordTurnAnswer, 200: recordTurnAnswer },
+      },
+    },
+    async (req, reply) => {
+      const answer = await calls.recordTurn(req.auth, leaseEpoch(req), req.body);
+      return reply.status(answer.duplicate ? 200 : 201).send(answer);
+    },
+  );
+  r.get(
+    '/v1/turns',
+    { schema: { summary: 'Turns, a page backwards by seq', querystring: turnsQuery, response: { 200: turnsAnswer } } },
+    async (req) => calls.turns(req.auth, req.query),
+  );
 
-  app.post('/v1/turns', { bodyLimit: LARGE_BODY_LIMIT }, async (req, reply) => {
-    const answer = await calls.recordTurn(req.auth, leaseEpoch(req), parseWith(turnBody, req.body));
-    return reply.status(answer.duplicate ? 200 : 201).send(answer);
-  });
-  app.get('/v1/turns', async (req) => calls.turns(req.auth, parseWith(turnsQuery, req.query, 'query')));
+  r.post(
+    '/v1/outputs',
+    {
+      bodyLimit: LARGE_BODY_LIMIT,
+      schema: {
+        summary: 'Store an output by reference (at most 1 MiB; 413 above)',
+        description: fenced,
+        headers: epochHeaders,
+        body: outputBody,
+        response: { 201: outputInfoAnswer },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await calls.storeOutput(req.auth, leaseEpoch(req), req.body)),
+  );
+  r.get(
+    '/v1/outputs',
+    { schema: { summary: 'Outputs, newest first', querystring: outputsQuery, response: { 200: outputsAnswer } } },
+    async (req) => calls.outputs(req.auth, req.query),
+  );
+  r.get(
+    '/v1/outputs/:ref',
+    {
+      schema: {
+        summary: 'One output with its content',
+        params: outputParams,
+        querystring: namespaceQuery,
+        response: { 200: outputAnswer },
+      },
+    },
+    async (req) => calls.output(req.auth, { ...req.query, ref: req.params.ref }),
+  );
 
-  app.post('/v1/outputs', { bodyLimit: LARGE_BODY_LIMIT }, async (req, reply) => {
-    const answer = await calls.storeOutput(req.auth, leaseEpoch(req), parseWith(outputBody, req.body));
-    return reply.status(201).send(answer);
-  });
-  app.get('/v1/outputs', async (req) => calls.outputs(req.auth, parseWith(outputsQuery, req.query, 'query')));
-  app.get('/v1/outputs/:ref', async (req) => {
-    const { ref } = parseWith(outputParams, req.params, 'ref');
-    return calls.output(req.auth, { ...parseWith(namespaceQuery, req.query, 'query'), ref });
-  });
-
-  app.get('/v1/pointers', async (req) => calls.pointers(req.auth, parseWith(namespaceQuery, req.query, 'query')));
-  app.put('/v1/pointers/:name', async (req) => {
-    const { name } = parseWith(pointerParams, req.params, 'name');
-    return calls.setPointer(req.auth, leaseEpoch(req), { ...parseWith(pointerBody, req.body), name });
-  });
-  app.delete('/v1/pointers/:name', async (req, reply) => {
-    const { name } = parseWith(pointerParams, req.params, 'name');
-    await calls.removePointer(req.auth, leaseEpoch(req), { ...parseWith(namespaceQuery, req.query, 'query'), name });
-    return reply.status(204).send();
-  });
+  r.get(
+    '/v1/pointers',
+    { schema: { summary: 'Pointers, by name', querystring: namespaceQuery, response: { 200: pointersAnswer } } },
+    async (req) => calls.pointers(req.auth, req.query),
+  );
+  r.put(
+    '/v1/pointers/:name',
+    {
+      schema: {
+        summary: 'Set a pointer to where the work lives',
+        description: fenced,
+        headers: epochHeaders,
+        params: pointerParams,
+        body: pointerBody,
+        response: { 200: pointerAnswer },
+      },
+    },
+    async (req) => calls.setPointer(req.auth, leaseEpoch(req), { ...req.body, name: req.params.name }),
+  );
+  r.delete(
+    '/v1/pointers/:name',
+    {
+      schema: {
+        summary: 'Remove a pointer (404 when there is none)',
+        description: fenced,
+        headers: epochHeaders,
+        params: pointerParams,
+        querystring: namespaceQuery,
+        response: { 204: z.null().describe('Removed') },
+      },
+    },
+    async (req, reply) => {
+      await calls.removePointer(req.auth, leaseEpoch(req), { ...req.query, name: req.params.name });
+      return reply.status(204).send(null);
+    },
+  );
 }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { instant } from './common.ts';
+import { predicateSchema } from './registry.ts';
 
 /** `GET /v1/events` query. */
 export const exportQuery = z.strictObject({
@@ -39,3 +40,37 @@ export const eventLine = z.strictObject({
 
 /** `DELETE /v1/namespaces/{ns}` params. */
 export const namespaceParams = z.strictObject({ ns: z.string().min(3).max(257) });
+
+/** A predicate as an export writes it (`allowed` and `description` may be null). */
+const exportedPredicate = predicateSchema.extend({
+  allowed: z.array(z.string().min(1).max(128)).max(256).nullish(),
+  description: z.string().max(1024).nullish(),
+});
+
+/** One exported registry version line: the rules of a tenant from `recorded_at` on. */
+export const registryLine = z.strictObject({
+  registry_version: z.strictObject({
+    id: z.string().regex(/^ev_[0-9a-f]{26}$/, { message: 'must be a registry version id' }),
+    tenant: z.string().min(1).max(128),
+    recorded_at: instant,
+    predicates: z.array(exportedPredicate).max(1000),
+  }),
+});
+
+/** `POST /v1/events/import` body: NDJSON, the lines of an export (registry versions and events). */
+export const importBody = z
+  .string({ message: 'send NDJSON (one event per line) with Content-Type: application/x-ndjson' })
+  .describe('NDJSON: one event per line, as GET /v1/events exports them');
+
+/** `POST /v1/events/import` answer: events stored, events already present (same id) skipped, registry versions stored. */
+export const importAnswer = z.object({
+  imported: z.number().int(),
+  skipped: z.number().int(),
+  registry_versions: z.number().int(),
+});
+
+/** `DELETE /v1/namespaces/{ns}` answer. */
+export const purgeAnswer = z.object({ namespace: z.string(), erased: z.number().int() });
+
+/** `GET /v1/events` answer: NDJSON, one event line (the history shape) per line. */
+export const exportAnswer = z.string().describe('NDJSON: one event per line, the shape of history events');

@@ -41,3 +41,51 @@ export const listKeysQuery = z.strictObject({
     .optional(),
   include_expired: z.enum(['true', 'false']).optional(),
 });
+
+/** A key as listed (never its secret). */
+export const keyAnswer = z.object({
+  id: z.string(),
+  tenant: z.string(),
+  agent: z.string().nullable(),
+  session: z.string().nullable(),
+  namespace: z.string().nullable(),
+  admin: z.boolean(),
+  note: z.string().nullable(),
+  created_at: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+
+/** `GET /v1/keys` answer; `next` is the `after` of the next page, null on the last. */
+export const listKeysAnswer = z.object({ keys: z.array(keyAnswer), next: z.string().nullable() });
+
+/** `POST /v1/keys` answer: the only time the key itself is shown. */
+export const mintKeyAnswer = z.object({
+  id: z.string(),
+  key: z.string(),
+  tenant: z.string(),
+  agent: z.string().nullable(),
+  namespace: z.string().nullable(),
+  expires_at: z.string().nullable(),
+});
+
+/** `GET /v1/whoami` answer. */
+export const whoamiAnswer = z.object({
+  key_id: z.string(),
+  tenant: z.string(),
+  agent: z.string().nullable(),
+  session: z.string().nullable(),
+  namespace: z.string().nullable(),
+  admin: z.boolean(),
+  expires_at: z.string().nullable(),
+});
+
+/** `POST /v1/auth/kubernetes` answer. */
+export const exchangeAnswer = z.object({
+  key: z.string(),
+  expires_at: z.string().nullable(),
+  tenant: z.string(),
+  agent: z.string(),
+  session: z.string(),
+  namespace: z.string(),
+});

@@ -61,3 +61,64 @@ export const forgetBody = z.strictObject({
   predicate: z.string().min(1).max(64),
   value: jsonValue.optional(),
 });
+
+/** `POST /v1/memories` body: one statement, or a batch under `statements` (validated whole before any write). */
+export const rememberBody = z.union([rememberOneBody, rememberBatchBody]);
+
+const storedValue = z.union([z.string(), z.number(), z.boolean()]);
+
+/** One event as history and export answer it ("which pod did the work" is `actor.session`). */
+export const eventAnswer = z.object({
+  id: z.string(),
+  namespace: z.string(),
+  subject: z.string(),
+  predicate: z.string(),
+  value: storedValue.nullable(),
+  value_key: z.string().nullable(),
+  retraction: z.boolean(),
+  kind: z.string().nullable(),
+  confidence: z.number(),
+  source: z.string().nullable(),
+  evidence: z.string().nullable(),
+  observed_at: z.string(),
+  recorded_at: z.string(),
+  actor: z.object({
+    tenant: z.string(),
+    agent: z.string().nullable(),
+    session: z.string().nullable(),
+    key_id: z.string().nullable(),
+  }),
+});
+
+/** One current belief; `replaced` lists at most 10 values it replaced, newest first. */
+export const beliefAnswer = z.object({
+  subject: z.string(),
+  predicate: z.string(),
+  value: storedValue,
+  kind: z.string().nullable(),
+  confidence: z.number(),
+  source: z.string().nullable(),
+  observed_at: z.string(),
+  event_id: z.string(),
+  replaced: z.array(z.object({ value: storedValue, observed_at: z.string() })),
+});
+
+/** What one remembered statement did. */
+export const rememberResultAnswer = z.object({
+  stored: z.boolean(),
+  already_known: z.boolean(),
+  superseded: z.array(storedValue),
+  event: eventAnswer.nullable(),
+});
+
+/** `POST /v1/memories` answer: one result, or `{results}` for a batch. */
+export const rememberAnswer = z.union([rememberResultAnswer, z.object({ results: z.array(rememberResultAnswer) })]);
+
+/** `GET /v1/memories` answer. */
+export const recallAnswer = z.object({ beliefs: z.array(beliefAnswer) });
+
+/** `GET /v1/memories/history` answer. */
+export const historyAnswer = z.object({ events: z.array(eventAnswer) });
+
+/** `POST /v1/memories/forget` answer. */
+export const forgetAnswer = z.object({ withdrawn: z.number().int() });

@@ -19,6 +19,15 @@ export const epochSchema = z
   .int({ message: 'must be an integer lease epoch' })
   .min(1, { message: 'must be an integer lease epoch (>= 1)' });
 
+/** The fencing header of resume writes (other headers pass). */
+export const epochHeaders = z.looseObject({
+  'x-lease-epoch': z
+    .string()
+    .regex(/^[1-9][0-9]{0,14}$/, { message: 'must be an integer lease epoch (>= 1)' })
+    .optional()
+    .describe('The lease epoch from acquire or resume'),
+});
+
 /** A lease TTL in ms, with the range in the message. */
 export const ttlSchema = z
   .number({ message: `must be an integer from ${MIN_TTL_MS} to ${MAX_TTL_MS} (ms)` })
@@ -181,10 +190,10 @@ export const workingStateAnswer = z.object({
 
 export const stateHistoryAnswer = z.object({ versions: z.array(workingStateAnswer) });
 
-export const milestoneAnswer = z.object({
-  milestone: z.object({ seq: z.number().int(), name: z.string(), progress: z.string().nullable(), at: time }),
-  working_state: workingStateAnswer,
-});
+const milestoneJson = z.object({ seq: z.number().int(), name: z.string(), progress: z.string().nullable(), at: time });
+
+export const milestoneAnswer = z.object({ milestone: milestoneJson, working_state: workingStateAnswer });
+export const milestonesAnswer = z.object({ milestones: z.array(milestoneJson) });
 
 export const turnAnswer = z.object({
   seq: z.number().int(),

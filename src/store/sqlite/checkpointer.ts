@@ -38,6 +38,23 @@ parentPort.on('message', (msg) => {
     parentPort.postMessage({ closed: true });
     return;
   }
+  if (msg === 'vacuum') {
+    // The end of a purge, off the event loop (see purge.ts). It may wait for the main thread's
+    // short reads, so here (only) a busy timeout.
+    try {
+      db.pragma('busy_timeout = 10000');
+      db.prepare("INSERT INTO events_fts (events_fts) VALUES ('optimize')").run();
+      db.exec('VACUUM');
+      const [r] = db.pragma('wal_checkpoint(TRUNCATE)');
+      backfilled = 0;
+      parentPort.postMessage({ vacuumed: true, busy: r.busy });
+    } catch (err) {
+      parentPort.postMessage({ error: String((err && err.message) || err) });
+    } finally {
+      db.pragma('busy_timeout = 0');
+    }
+    return;
+  }
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
     const synced = r.checkpointed !== backfilled;
@@ -83,6 +100,9 @@ interface Report {
   synced?: boolean;
   error?: string;
   closed?: boolean;
+  /** A vacuum ran; `busy` is its TRUNCATE checkpoint's (0 = the WAL was truncated). */
+  vacuumed?: boolean;
+  busy?: number;
 }
 
 /** Background checkpoints of one database file. */
@@ -205,6 +225,24 @@ export class Checkpointer {
       resumed = true;
       this.#paused--;
     };
+  }
+
+  /** Whether the worker thread still runs (else `vacuum` is not available). */
+  get running(): boolean {
+    return !this.#exited && !this.#closing;
+  }
+
+  /**
+   * On the worker's connection: FTS optimize, VACUUM, TRUNCATE checkpoint (the end of a purge). Call
+   * while paused (`pause()`), with no write of the owner's connection until it resolves.
+   * @throws {Error} when the worker failed or could not truncate the WAL
+   */
+  async vacuum(): Promise<void> {
+    await this.#inFlight;
+    const r = await this.#send('vacuum');
+    this.#backfilled = 0;
+    if (r.error !== undefined || !r.vacuumed) throw new Error(r.error ?? 'the checkpoint worker did not vacuum');
+    if (r.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
   }
 
   /** Stops the timer and the worker (its connection closed). */

@@ -308,9 +308,12 @@ export class SqliteResumeTables {
     return rows.map(pointerFromRow);
   }
 
-  /** Erases every resume row of `namespace`; call inside the purge's transaction. */
-  purge(namespace: string): void {
-    for (const table of RESUME_TABLES) this.#sql(`DELETE FROM ${table} WHERE namespace = ?`).run(namespace);
+  /** Erases every resume row of `namespace`; call inside the purge's transaction. Returns the rows erased. */
+  purge(namespace: string): number {
+    let rows = 0;
+    for (const table of RESUME_TABLES)
+      rows += this.#sql(`DELETE FROM ${table} WHERE namespace = ?`).run(namespace).changes;
+    return rows;
   }
 
   /** Export pages, keyset-paginated on each table's primary key, so writes may run between pages. */

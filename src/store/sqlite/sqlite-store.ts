@@ -44,6 +44,7 @@ import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { ftsBody, ftsMatch } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { migrate } from './migrations.ts';
+import { deleteNamespaceRows, vacuumInline } from './purge.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
 import { type BeliefRow, type EventRow, eventToRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from './rows.ts';
 
@@ -72,6 +73,10 @@ export class SqliteStore implements Store {
   readonly #beliefsTx: (changes: BeliefChange[]) => void;
   readonly #readTx: (requests: FactHeadRequest[]) => FactHead[];
   readonly #resume: SqliteResumeTables;
+  /** Set while a purge's VACUUM runs on the checkpointer's thread: every write awaits it first. */
+  #vacuuming: Promise<void> | null = null;
+  /** Purges that rewrote the file (an empty namespace's purge does not). */
+  readonly purgeStats = { vacuums: 0 };
 
   constructor(options: SqliteStoreOptions) {
     if (options.dataDir === ':memory:') {
@@ -178,11 +183,13 @@ export class SqliteStore implements Store {
   }
 
   async appendEvents(events: StoredEvent[], changes: BeliefChange[] = []): Promise<void> {
+    while (this.#vacuuming) await this.#vacuuming;
     this.#fts.addAll(this.#appendTx(events, changes));
     this.#checkpointer?.noteWrite();
   }
 
   async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
+    while (this.#vacuuming) await this.#vacuuming;
     this.#beliefsTx(changes);
     this.#checkpointer?.noteWrite();
   }
@@ -193,6 +200,7 @@ export class SqliteStore implements Store {
   }
 
   async importEvents(events: StoredEvent[]): Promise<number> {
+    while (this.#vacuuming) await this.#vacuuming;
     const rows = this.#importTx(events);
     this.#fts.addAll(rows);
     this.#checkpointer?.noteWrite();
@@ -317,39 +325,55 @@ export class SqliteStore implements Store {
   }
 
   async purgeNamespace(namespace: string): Promise<number> {
-    // The TRUNCATE checkpoint below needs the checkpoint lock: no background checkpoint meanwhile.
+    while (this.#vacuuming) await this.#vacuuming;
+    // The TRUNCATE checkpoint at the end needs the checkpoint lock: no background checkpoint meanwhile.
     const resume = await this.#checkpointer?.pause();
     try {
-      return this.#purge(namespace);
+      this.#fts.flush();
+      const { events, touched } = await deleteNamespaceRows(
+        {
+          db: this.#db,
+          sql: (text) => this.#sql(text),
+          resetFtsMark: (seq) => {
+            this.#fts.flush();
+            this.#fts.resetMark(seq);
+          },
+          purgeResume: (ns) => this.#resume.purge(ns),
+        },
+        namespace,
+      );
+      // Nothing erased, nothing to rewrite: an empty namespace's purge costs a few index lookups.
+      if (!touched) return 0;
+      // Merge FTS segments so no index page still holds the erased terms. secure_delete zeroes freed
+      // cells, but a b-tree page that is rebuilt can keep old bytes in its unused space, so VACUUM
+      // rewrites the whole file; then the WAL is folded back and truncated. Afterwards no file under
+      // the data folder holds those bytes. That costs time proportional to the database, so it runs
+      // on the checkpointer's thread while this store holds its writes (purge.ts).
+      this.purgeStats.vacuums++;
+      if (this.#checkpointer?.running) {
+        this.#fts.flush();
+        let done = () => {};
+        this.#vacuuming = new Promise<void>((resolve) => {
+          done = resolve;
+        });
+        try {
+          await this.#checkpointer.vacuum();
+        } finally {
+          this.#vacuuming = null;
+          done();
+        }
+      } else {
+        vacuumInline(this.#db, this.path !== ':memory:');
+      }
+      return events;
     } finally {
       resume?.();
     }
   }
 
-  #purge(namespace: string): number {
-    const db = this.#db;
-    this.#fts.flush();
-    const seqs = this.#sql('SELECT seq FROM events WHERE namespace = ?').pluck().all(namespace) as number[];
-    const delFts = this.#sql('DELETE FROM events_fts WHERE rowid = ?');
-    db.transaction(() => {
-      for (const seq of seqs) delFts.run(seq);
-      this.#sql('DELETE FROM events WHERE namespace = ?').run(namespace);
-      this.#sql('DELETE FROM beliefs WHERE namespace = ?').run(namespace);
-      this.#resume.purge(namespace);
-      // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.
-      this.#fts.resetMark((this.#sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
-    })();
-    // Merge FTS segments so no index page still holds the erased terms. secure_delete zeroes freed
-    // cells, but a b-tree page that is rebuilt can keep old bytes in its unused space, so VACUUM
-    // rewrites the whole file; then the WAL is folded back and truncated. Afterwards no file under
-    // the data folder holds those bytes. VACUUM costs time proportional to the database: purge is rare.
-    db.prepare("INSERT INTO events_fts (events_fts) VALUES ('optimize')").run();
-    if (this.path !== ':memory:') {
-      db.exec('VACUUM');
-      const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-      if (r?.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
-    }
-    return seqs.length;
+  /** True while a purge's VACUUM runs on the worker thread (this store's writes wait meanwhile). */
+  get vacuuming(): boolean {
+    return this.#vacuuming !== null;
   }
 
   async registryVersions(tenant: string): Promise<RegistryVersion[]> {
@@ -365,6 +389,7 @@ export class SqliteStore implements Store {
   }
 
   async appendRegistryVersion(version: RegistryVersion): Promise<void> {
+    while (this.#vacuuming) await this.#vacuuming;
     this.#sql('INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES (?, ?, ?, ?)').run(
       version.id,
       version.tenant,
@@ -374,6 +399,7 @@ export class SqliteStore implements Store {
   }
 
   async insertKey(key: KeyRecord): Promise<void> {
+    while (this.#vacuuming) await this.#vacuuming;
     this.#sql(
       `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -406,30 +432,37 @@ export class SqliteStore implements Store {
   }
 
   async deleteExpiredKeys(before: number): Promise<number> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#sql('DELETE FROM keys WHERE expires_at IS NOT NULL AND expires_at < ?').run(before).changes;
   }
 
   async revokeKey(id: string, at: number): Promise<boolean> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#sql('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
   }
 
   // Leases and resume records: resume-tables.ts. Writes note the checkpointer like event writes.
   async acquireLease(r: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.acquire(r));
   }
   async renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.renew(fence, ttlMs));
   }
   async releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.release(fence));
   }
   async getLease(namespace: string): Promise<LeaseRecord | null> {
     return this.#resume.lease(namespace);
   }
   async writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.write(fence, writes));
   }
   async importResume(records: ResumeRecordLine[]): Promise<number> {
+    while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.import(records));
   }
   async workingState(namespace: string): Promise<WorkingStateRecord | null> {

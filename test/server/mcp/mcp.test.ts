@@ -243,6 +243,22 @@ describe('POST /mcp over HTTP', () => {
     assert.ok(r.body.result.capabilities.tools);
   });
 
+  it('answers a malformed tools/call (arguments not an object, name not a string) with -32602, not -32603', async () => {
+    const calls = [
+      { name: 'remember', arguments: 'subject=alice' },
+      { name: 'remember', arguments: [1, 2] },
+      { name: 'recall', arguments: null },
+      { name: 5, arguments: {} },
+    ];
+    for (const [i, params] of calls.entries()) {
+      const body = { jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params };
+      const r = await srv.call('POST', '/mcp', { key: agentKey, body, headers: accept });
+      assert.equal(r.status, 200);
+      assert.equal(r.body.error?.code, -32602, JSON.stringify(params));
+      assert.match(r.body.error.message, /Invalid tools\/call request/);
+    }
+  });
+
   it('answers GET and DELETE /mcp with 405 JSON', async () => {
     for (const method of ['GET', 'DELETE']) {
       const r = await srv.call(method, '/mcp', { key: agentKey, headers: accept });

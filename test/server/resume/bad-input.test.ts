@@ -96,7 +96,7 @@ describe('resume routes refuse bad input', () => {
       method: 'POST',
       path: '/v1/turns',
       body: { role: 'user', content: 'x' },
-      field: /^X-Lease-Epoch$/,
+      field: /^x-lease-epoch$/i,
       epoch: '1.5',
     },
     {
@@ -104,7 +104,7 @@ describe('resume routes refuse bad input', () => {
       method: 'PATCH',
       path: '/v1/working-state',
       body: { goal: 'g' },
-      field: /^X-Lease-Epoch$/,
+      field: /^x-lease-epoch$/i,
       epoch: 'abc',
     },
     {
