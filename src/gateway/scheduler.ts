@@ -73,7 +73,8 @@ export class Scheduler {
   async acquire(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
     if (!this.serving) throw unavailable('the gateway is starting: its session store is not read yet', 1);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const s = this.#known(svc, key) ?? (await this.#foreign(svc, key, signal)) ?? (await this.#placeOnce(svc, key, signal));
+      const s =
+        this.#known(svc, key) ?? (await this.#foreign(svc, key, signal)) ?? (await this.#placeOnce(svc, key, signal));
       this.#hold(s);
       try {
         await s.bound;
