@@ -23,6 +23,7 @@ interface GatewayFlags {
   redisUrl?: string;
   redisPrefix: string;
   gatewayId?: string;
+  newSessionsPerMinute: string;
   host: string;
   startTimeout: string;
   proxyTimeout: string;
@@ -61,6 +62,11 @@ export function registerGatewayCommand(program: Command): void {
     )
     .option('--redis-url <url>', 'redis://[user:pass@]host:port/db for --session-store redis (or TETHER_REDIS_URL)')
     .option('--redis-prefix <prefix>', 'start of every Redis key, one per deployment sharing a Redis', 'tether:')
+    .option(
+      '--new-sessions-per-minute <n>',
+      'new sessions per client address per minute, then 429 + Retry-After (0 = no limit; behind --trusted-proxies the address is from X-Forwarded-For)',
+      '60',
+    )
     .option(
       '--gateway-id <id>',
       'this gateway in the session store; keep it across restarts (default: <hostname>-<port>)',
@@ -105,6 +111,7 @@ export function registerGatewayCommand(program: Command): void {
         trustedProxies: flags.trustedProxies?.split(',') ?? [],
         sessionStore,
         gatewayId,
+        newSessionsPerMinute: count('--new-sessions-per-minute', flags.newSessionsPerMinute),
         log,
       });
       onShutdown(log, () => gateway.close());
@@ -115,6 +122,11 @@ function port(flag: string, text: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > 65535) throw new Error(`${flag}: must be a port number (0-65535), got '${text}'`);
   return n;
+}
+
+function count(flag: string, text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new Error(`${flag}: must be an integer >= 0, got '${text.slice(0, 40)}'`);
+  return Number(text);
 }
 
 function positive(flag: string, text: string): number {

@@ -12,6 +12,7 @@ import { type ClaimNamer, claimNamer } from '../sessions/claim-name.ts';
 import type { InstanceRecord, SessionStore } from '../sessions/session-store.ts';
 import { InstancePool } from './instance-pool.ts';
 import { GatewayMetrics } from './metrics.ts';
+import { NewSessionLimit } from './new-session-limit.ts';
 import { reconcileService } from './reconciler.ts';
 import { Scheduler } from './scheduler.ts';
 import type { ServiceConfig } from './services/service-config.ts';
@@ -43,6 +44,8 @@ export interface GatewayCoreOptions {
   tickMs?: number;
   /** This gateway's id in the session store. @default 'gateway' */
   gatewayId?: string;
+  /** New sessions per client address per minute (0 = no limit). @default 0 */
+  newSessionsPerMinute?: number;
   /** Binding listeners. */
   events?: SessionEvents;
 }
@@ -167,6 +170,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     queueTimeoutMs: o.queueTimeoutMs,
     maxQueue: o.maxQueue ?? 1000,
     poke,
+    limit: new NewSessionLimit(o.clock, o.newSessionsPerMinute ?? 0),
   });
   const core: GatewayCore = {
     services,

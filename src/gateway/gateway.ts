@@ -92,6 +92,11 @@ export interface GatewayOptions {
   sessionStore?: SessionStore;
   /** This gateway's id in the session store (which gateway bound a session). @default 'gateway' */
   gatewayId?: string;
+  /**
+   * New sessions per client address per minute; past it 429 + Retry-After (0 = no limit). The address is the
+   * socket's, or X-Forwarded-For's when the socket is one of `trustedProxies`. @default 60
+   */
+  newSessionsPerMinute?: number;
   /** Listeners of session bindings (bound / ended). */
   events?: SessionEvents;
   /**
@@ -140,6 +145,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const core = createGatewayCore({
     gatewayId,
     events: options.events,
+    newSessionsPerMinute: options.newSessionsPerMinute ?? 60,
     services: configs,
     domain: options.domain ?? 'example.com',
     runtime,

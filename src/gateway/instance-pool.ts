@@ -60,6 +60,11 @@ export class InstancePool {
     return this.#byName.get(name);
   }
 
+  /** Every live instance this pool manages, of all services. */
+  all(): IterableIterator<InstanceEntry> {
+    return this.#byName.values();
+  }
+
   /** Instances that may still be started under `maxInstances`. */
   free(): number {
     return this.maxInstances - this.#byName.size;

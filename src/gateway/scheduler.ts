@@ -12,6 +12,8 @@ import { isTetherError, type TetherError, unavailable } from '../common/errors.t
 import { type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import type { NewSessionLimit } from './new-session-limit.ts';
+import { pickReclaim } from './reclaim.ts';
 import { BindRefused, type SessionTable } from './session-table.ts';
 import {
   FOREIGN_TTL_MS,
@@ -36,6 +38,8 @@ export interface SchedulerOptions {
   maxQueue: number;
   /** Asks for a reconcile (warm pool refill). */
   poke: () => void;
+  /** New sessions per client address (issue 9 item 4). @default no limit */
+  limit?: NewSessionLimit;
 }
 
 /** Session placement and the wait queue. */
@@ -68,13 +72,17 @@ export class Scheduler {
   /**
    * Slow path: resumes, waits for start, places a new session or queues it. Counts the request in flight
    * (the caller must `release`).
-   * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready
+   * @param client the client's address, for the new-sessions-per-minute limit
+   * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready; 429
+   * `rate_limited` when `client` starts new sessions faster than the limit
    */
-  async acquire(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+  async acquire(svc: ServiceState, key: string, signal: AbortSignal, client?: string): Promise<SessionEntry> {
     if (!this.serving) throw unavailable('the gateway is starting: its session store is not read yet', 1);
     for (let attempt = 0; attempt < 3; attempt++) {
       const s =
-        this.#known(svc, key) ?? (await this.#foreign(svc, key, signal)) ?? (await this.#placeOnce(svc, key, signal));
+        this.#known(svc, key) ??
+        (await this.#foreign(svc, key, signal)) ??
+        (await this.#placeOnce(svc, key, signal, attempt === 0 ? client : undefined));
       this.#hold(s);
       try {
         await s.bound;
@@ -165,6 +173,7 @@ export class Scheduler {
       bound: Promise.resolve(),
       gateway: rec.gateway,
       fromWarm: false,
+      requests: 2,
     };
     cached?.session.instance.upstream?.destroy();
     svc.foreign.set(id, { session, checkedAt: now });
@@ -202,17 +211,24 @@ export class Scheduler {
   }
 
   #hold(s: SessionEntry): void {
+    s.requests++;
     s.inflight++;
     s.instance.inflight++;
     s.lastActive = this.#o.clock.now();
   }
 
-  #placeOnce(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+  #placeOnce(svc: ServiceState, key: string, signal: AbortSignal, client: string | undefined): Promise<SessionEntry> {
     // Placed by a concurrent request of the same key while this one read the store.
     const known = svc.byKey.get(key);
     if (known !== undefined) return Promise.resolve(known);
     let p = svc.placing.get(key);
     if (!p) {
+      // A new session (the requests of one key waiting for one placement count once).
+      try {
+        this.#o.limit?.take(client);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       const placed = this.#place(svc, key);
       if (placed) return Promise.resolve(placed);
       if (svc.queue.length >= this.#o.maxQueue) {
@@ -250,11 +266,29 @@ export class Scheduler {
       }
     }
     if (free) return this.#o.table.bind(svc, free, key);
-    if (!room) return undefined;
+    if (!room) {
+      this.#reclaim(svc.instances.values(), svc);
+      return undefined;
+    }
     // max-instances bounds every instance of the gateway; at the cap, a warm one elsewhere may give way.
     if (this.#o.pool.free() > 0) return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
-    this.#o.pool.makeRoom();
+    if (!this.#o.pool.makeRoom()) this.#reclaim(this.#o.pool.all(), svc);
     return undefined;
+  }
+
+  /**
+   * At a limit with sessions waiting, ends the sessions of one instance the pressure policy gives up (reclaim.ts):
+   * one that never sent a second request first, else the least recently used paused one. Its deletion frees the
+   * slot; the queue is drained when it is gone. Nothing is reclaimed while enough instances are already leaving.
+   */
+  #reclaim(candidates: Iterable<InstanceEntry>, svc: ServiceState): void {
+    let leaving = 0;
+    for (const i of svc.instances.values()) if (i.state === 'stopping') leaving++;
+    if (leaving > svc.queue.length) return;
+    const victim = pickReclaim(candidates);
+    if (victim === undefined) return;
+    this.#o.metrics.reclaims.inc({ service: victim.service.config.name });
+    for (const s of [...victim.sessions]) this.#o.table.end(s, 'reclaimed');
   }
 
   /** Queues one waiter for `key`; its requests follow it with `follow`. */

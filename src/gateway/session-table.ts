@@ -88,6 +88,7 @@ export class SessionTable {
       bound: Promise.resolve(),
       gateway: this.#o.gatewayId,
       fromWarm,
+      requests: 0,
     };
     this.#add(svc, s);
     const record = toRecord(svc, s);
@@ -135,6 +136,7 @@ export class SessionTable {
       bound: Promise.resolve(),
       gateway: r.gateway,
       fromWarm: false,
+      requests: 2,
     };
     this.#add(svc, s);
     this.#o.events?.bound?.(r);

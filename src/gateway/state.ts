@@ -72,6 +72,8 @@ export interface SessionEntry {
   gateway: string;
   /** For a session placed on a warm-pool instance: it goes back to the pool when the bind is refused. */
   fromWarm: boolean;
+  /** Requests it sent (2 for a rehydrated one: it had a past); a one-request session is reclaimed first. */
+  requests: number;
 }
 
 /** A request waiting in the FIFO queue for a slot. */

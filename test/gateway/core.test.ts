@@ -126,11 +126,13 @@ describe('gateway core (fake runtime, manual clock)', () => {
       'autoscaling.knative.dev/target': '2',
       'autoscaling.knative.dev/max-scale': '2',
     });
+    // Two requests each: established sessions, never reclaimed for a newcomer (reclaim.test.ts).
     const a = await hit(core, svc, 'a');
     const b = await hit(core, svc, 'b');
     assert.equal(a.instance, b.instance);
     const c = await hit(core, svc, 'c');
     await hit(core, svc, 'd');
+    for (const k of ['a', 'b', 'c', 'd']) await hit(core, svc, k);
     assert.notEqual(c.instance, a.instance);
     assert.equal(runtime.count('start'), 2);
     const order: string[] = [];
@@ -177,6 +179,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
   it('a full queue and a queue timeout answer 503 unavailable with Retry-After', async () => {
     const { core, svc } = setup({ 'autoscaling.knative.dev/max-scale': '1' }, { maxQueue: 1, queueTimeoutMs: 30 });
     await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established: it keeps its instance
     const queued = core.scheduler.acquire(svc, 'b', never);
     await assert.rejects(core.scheduler.acquire(svc, 'c', never), /queue of svc is full/);
     await assert.rejects(queued, (err: unknown) => isTetherError(err) && err.status === 503 && err.retryAfter === 1);
@@ -185,6 +188,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
 
   it('a waiter whose client goes away leaves the queue', async () => {
     const { core, svc } = setup({ 'autoscaling.knative.dev/max-scale': '1' });
+    await hit(core, svc, 'a');
     await hit(core, svc, 'a');
     const gone = new AbortController();
     const p = core.scheduler.acquire(svc, 'b', gone.signal);
