@@ -171,7 +171,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(eventRoutes, { store, engine, registries, clock, limits });
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(leaseRoutes, { calls: resume });
-  await app.register(mcpRoutes, { calls });
+  await app.register(mcpRoutes, { calls, resume, leases, clock });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics, records, leases, calls, routes };
 }

@@ -12,6 +12,7 @@ import { instant } from '../schemas/common.ts';
 import { forgetBody, historyQuery, recallQuery, rememberOneBody } from '../schemas/memories.ts';
 import { getRegistryQuery } from '../schemas/registry.ts';
 import { parseWith } from '../validate.ts';
+import type { McpSessionContext } from './sessions.ts';
 
 /** What the tools call: the memory calls the HTTP routes use. */
 export interface MemoryToolDeps {
@@ -29,7 +30,7 @@ export interface MemoryTool {
    * @returns the JSON answer, the same shape as the matching HTTP route's
    * @throws {TetherError} `invalid_request` naming the field, `namespace_mismatch`, or an engine error
    */
-  handler(auth: AuthContext, args: unknown): Promise<Record<string, unknown>>;
+  handler(auth: AuthContext, args: unknown, session?: McpSessionContext | null): Promise<Record<string, unknown>>;
 }
 
 /** `remember`: one statement, as `POST /v1/memories` takes it. */
@@ -59,14 +60,14 @@ export function defineTool<S extends z.ZodObject>(
   name: string,
   description: string,
   schema: S,
-  run: (auth: AuthContext, input: z.output<S>) => Promise<object>,
+  run: (auth: AuthContext, input: z.output<S>, session: McpSessionContext | null) => Promise<object>,
 ): MemoryTool {
   return {
     name,
     description,
     schema,
-    handler: async (auth, args) =>
-      (await run(auth, parseWith(schema, args ?? {}, 'arguments'))) as Record<string, unknown>,
+    handler: async (auth, args, session) =>
+      (await run(auth, parseWith(schema, args ?? {}, 'arguments'), session ?? null)) as Record<string, unknown>,
   };
 }
 

@@ -49,14 +49,24 @@ after(async () => {
 });
 
 describe('POST /mcp tools/list', () => {
-  it('lists exactly the five memory tools, each with an object input schema', async () => {
+  it('lists exactly the five memory tools and the ten resume tools, each with an object input schema', async () => {
     const { tools } = await agent.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'agent_milestone',
+      'agent_resume',
+      'fetch_output',
       'forget',
+      'list_pointers',
       'list_predicates',
       'memory_history',
       'recall',
+      'recent_turns',
+      'record_turn',
       'remember',
+      'remove_pointer',
+      'set_pointer',
+      'store_output',
+      'update_working_state',
     ]);
     for (const t of tools) {
       assert.equal(t.inputSchema.type, 'object', t.name);
@@ -235,10 +245,10 @@ describe('POST /mcp over HTTP', () => {
     assert.equal(r.status, 401);
   });
 
-  it('answers a raw initialize with JSON and no session id (stateless)', async () => {
+  it('answers a raw initialize with JSON and a session id', async () => {
     const r = await srv.call('POST', '/mcp', { key: agentKey, body: initialize, headers: accept });
     assert.equal(r.status, 200);
-    assert.equal(r.headers.get('mcp-session-id'), null);
+    assert.match(r.headers.get('mcp-session-id') ?? '', /^[0-9a-f-]{36}$/);
     assert.equal(r.body.result.serverInfo.name, 'tether-memory');
     assert.ok(r.body.result.capabilities.tools);
   });
@@ -259,7 +269,7 @@ describe('POST /mcp over HTTP', () => {
     }
   });
 
-  it('answers GET and DELETE /mcp with 405 JSON', async () => {
+  it('answers GET /mcp, and DELETE /mcp without a session id, with 405 JSON', async () => {
     for (const method of ['GET', 'DELETE']) {
       const r = await srv.call(method, '/mcp', { key: agentKey, headers: accept });
       assert.equal(r.status, 405, method);
