@@ -218,10 +218,13 @@ describe('LocalRuntime: instances outlive the gateway (detach, list, adopt)', ()
     assert.equal(procState(sb.pid as number), 'T', 'pause resolves once the stop is observed');
     await first.detach();
     assert.ok(!isGone(sa.pid as number) && !isGone(sb.pid as number), 'detach stops nothing');
+    const keeper = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => keeper.close());
+    const kept = await keeper.start(spec());
     const second = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
     t.after(() => second.close());
-    assert.deepEqual(await second.list(), [], 'instances of a live owner are not listed');
-    killOwner(dir);
+    assert.equal(await second.adopt({ ...kept, service: 'svc' }), undefined, 'a live runtime keeps its own');
+    // Detached records have no owner (0): listed at once, even while the detaching process lives on.
     const listed = (await second.list()).sort((x, y) => (x.name < y.name ? -1 : 1));
     const want = [
       { ...sa, service: 'svc', state: 'running' },
@@ -244,7 +247,7 @@ describe('LocalRuntime: instances outlive the gateway (detach, list, adopt)', ()
     assert.deepEqual(exits[1], [b.name, false]);
     assert.deepEqual(
       readdirSync(dir).filter((f) => f.endsWith('.json')),
-      [],
+      [`${kept.name}.json`],
       'records of ended instances are dropped',
     );
   });

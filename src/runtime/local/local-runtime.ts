@@ -26,9 +26,9 @@ import {
   ensureStateDir,
   forgetInstance,
   type InstanceRecord,
-  isAlive,
   isSameProcess,
   leftovers,
+  ownerAlive,
   readRecord,
   recordInstance,
   statOf,
@@ -220,7 +220,7 @@ export class LocalRuntime implements InstanceRuntime {
     const rec = readRecord(this.#stateDir, identity.name);
     if (rec === undefined || rec.pgid !== identity.pid || rec.startTime !== identity.incarnation) return undefined;
     // A live owner is another running gateway: its instances are not ours to take.
-    if ((rec.owner !== process.pid && isAlive(rec.owner)) || !isSameProcess(rec.pgid, rec.startTime, rec.instance)) {
+    if (ownerAlive(rec.owner) || !isSameProcess(rec.pgid, rec.startTime, rec.instance)) {
       return undefined;
     }
     const record = { ...rec, owner: process.pid };
@@ -247,6 +247,8 @@ export class LocalRuntime implements InstanceRuntime {
         p.logs.end();
         p.child?.removeAllListeners('exit');
         p.child?.unref();
+        // Owner 0: managed by nobody now, so the next runtime may adopt it even while this process lives on.
+        this.#write({ ...p.record, owner: 0 });
       }
       this.#procs.clear();
     })();

@@ -21,7 +21,7 @@ export interface InstanceRecord {
   startTime: string;
   host: string;
   port: number;
-  /** Pid of the gateway process that manages it. */
+  /** Pid of the gateway process that manages it; 0 once that runtime detached (nobody manages it). */
   owner: number;
 }
 
@@ -68,7 +68,7 @@ export function leftovers(dir: string): InstanceRecord[] {
       rmSync(join(dir, file), { force: true });
       continue;
     }
-    if (isAlive(rec.owner)) continue;
+    if (ownerAlive(rec.owner)) continue;
     if (isSameProcess(rec.pgid, rec.startTime, rec.instance)) out.push(rec);
     else forgetInstance(dir, rec.instance);
   }
@@ -89,6 +89,11 @@ export function isSameProcess(pid: number, startTime: string, instance: string):
   const st = statOf(pid);
   if (st === undefined || st.state === 'Z' || st.startTime !== startTime) return false;
   return hasEnv(pid, `TETHER_INSTANCE=${instance}`);
+}
+
+/** True when the record's owner is a live runtime (0: detached, nobody). */
+export function ownerAlive(owner: number): boolean {
+  return owner > 0 && isAlive(owner);
 }
 
 /** True when `pid` is a live process (not a zombie). */
