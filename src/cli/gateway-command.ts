@@ -1,7 +1,7 @@
 /**
  * @module
- * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts) and stops it
- * cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
+ * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts), reloads its
+ * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
  * document and field and the command exits non-zero before serving anything.
  */
 import type { Command } from 'commander';
@@ -9,6 +9,7 @@ import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
+import { onReloadSignal } from './reload-signal.ts';
 import { gatewayIdFromFlags, sessionStoreFromFlags } from './session-store-option.ts';
 import { onShutdown } from './shutdown.ts';
 
@@ -115,6 +116,7 @@ export function registerGatewayCommand(program: Command): void {
         log,
       });
       onShutdown(log, () => gateway.close());
+      onReloadSignal(log, () => gateway.reload());
     });
 }
 

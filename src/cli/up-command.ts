@@ -1,13 +1,14 @@
 /**
  * @module
  * `tether up`: the whole platform on this machine, no Kubernetes — memory server, session gateway
- * and the local identity authority between them. Stops everything on SIGTERM/SIGINT.
+ * and the local identity authority between them. Reloads the manifests on SIGHUP; stops everything on SIGTERM/SIGINT.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createLogger } from '../common/log.ts';
 import { startLocalPlatform } from '../up/platform.ts';
 import { loadRegistryOption } from './registry-option.ts';
+import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
 
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
@@ -81,5 +82,6 @@ export function registerUpCommand(program: Command): void {
         ].join('\n'),
       );
       onShutdown(log, () => platform.close());
+      onReloadSignal(log, () => platform.gateway.reload());
     });
 }

@@ -14,6 +14,7 @@ import { InstancePool } from './instance-pool.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { NewSessionLimit } from './new-session-limit.ts';
 import { reconcileService } from './reconciler.ts';
+import { applyServices, type ReloadResult } from './reload.ts';
 import { Scheduler } from './scheduler.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { type SessionEvents, SessionTable } from './session-table.ts';
@@ -59,6 +60,8 @@ export interface GatewayCore {
   scheduler: Scheduler;
   /** One reconcile pass over every service (level-based, idempotent). */
   reconcile(): void;
+  /** Applies reloaded manifests (reload.ts); the caller rebuilds its router. */
+  applyServices(next: readonly ServiceConfig[]): ReloadResult;
   /** Stops reconciling and rejects queued requests (before the runtime is closed). */
   stop(): void;
   /** Reconciling waits for this (the gateway reads its store first); true once set. */
@@ -180,6 +183,11 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     scheduler,
     reconcile,
     hydrated: true,
+    applyServices(next) {
+      const result = applyServices({ services, domain: o.domain, pool, table, scheduler, metrics, log: o.log }, next);
+      poke();
+      return result;
+    },
     stop() {
       stopped = true;
       if (pokeTimer) clearImmediate(pokeTimer);

@@ -22,6 +22,7 @@ import { createHttpProxy } from './proxy/http-proxy.ts';
 import { sendSocketError } from './proxy/respond.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
 import { rehydrate } from './rehydrate.ts';
+import type { ReloadResult } from './reload.ts';
 import { Router } from './router.ts';
 import { loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
@@ -32,6 +33,8 @@ import type { SessionEvents } from './session-table.ts';
 export interface GatewayOptions {
   /** A manifest file or folder, or already parsed services. */
   services: string | readonly ServiceConfig[];
+  /** How `reload()` reads the services again. @default `loadServices(services)` for a path; none for parsed ones */
+  reloadServices?: () => Promise<readonly ServiceConfig[]>;
   /** Public port; 0 picks one. @default 8081 */
   port?: number;
   /** Public bind address. @default '0.0.0.0' */
@@ -117,6 +120,12 @@ export interface Gateway {
   adminUrl: string;
   /** Runs one reconcile pass now (tests with a ManualClock). */
   reconcile(): void;
+  /**
+   * Reads the manifests again and applies them (reload.ts says what happens to live sessions); `tether
+   * gateway` and `tether up` call it on SIGHUP. Reloads run one at a time.
+   * @throws {ManifestError} when a manifest is invalid: nothing changes then
+   */
+  reload(): Promise<ReloadResult>;
   /** Stops serving, deletes every instance, closes the store. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -139,6 +148,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       'image is ignored by the local runtime',
     );
   }
+  // Checked before anything starts: a bad --trusted-proxies entry or short secret refuses to serve.
+  const keys = sessionKeyPolicy({
+    secret: options.sessionSecret,
+    signedByDefault: options.signedSessionKeys,
+    secureCookies: options.secureCookies,
+    trustedProxies: options.trustedProxies,
+  });
+  const claimName = options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret);
   const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs, stateDir: options.stateDir });
   const store = options.sessionStore ?? new MemorySessionStore(options.clock);
   const gatewayId = options.gatewayId ?? 'gateway';
@@ -157,13 +174,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
     maxInstances: options.maxInstances ?? 32,
     tickMs: options.reconcileIntervalMs ?? 200,
-    claimName: options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret),
-  });
-  const keys = sessionKeyPolicy({
-    secret: options.sessionSecret,
-    signedByDefault: options.signedSessionKeys,
-    secureCookies: options.secureCookies,
-    trustedProxies: options.trustedProxies,
+    claimName,
   });
   const { services, scheduler, metrics, reconcile } = core;
   // Nothing is placed, started or reconciled before the store was read and the runtime's instances adopted.
@@ -242,11 +253,28 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const adminUrl = `http://${urlHost(admin, '127.0.0.1')}`;
   log.info({ publicUrl, adminUrl, services: services.map((s) => s.host) }, 'gateway listening');
 
+  const path = options.services;
+  const readAgain = options.reloadServices ?? (typeof path === 'string' ? () => loadServices(path) : undefined);
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reload = async (): Promise<ReloadResult> => {
+    if (readAgain === undefined) throw new Error('this gateway was given parsed services: nothing to read again');
+    const next = await readAgain();
+    if (closing) throw new Error('the gateway is stopping');
+    const result = core.applyServices(next);
+    router.replace(services);
+    return result;
+  };
+
   let closing: Promise<void> | undefined;
   return {
     publicUrl,
     adminUrl,
     reconcile,
+    reload() {
+      const run = reloading.then(reload);
+      reloading = run.catch(() => {});
+      return run;
+    },
     close() {
       closing ??= (async () => {
         stopping = true;

@@ -7,7 +7,13 @@
 import { request } from 'node:http';
 import { randomAlphanumeric } from '../common/ids.ts';
 import type { Logger } from '../common/log.ts';
-import { type InstanceExit, type InstanceRuntime, type ObservedInstance, PROBE_HEADER } from '../runtime/runtime.ts';
+import {
+  type InstanceExit,
+  type InstanceRuntime,
+  type LogLine,
+  type ObservedInstance,
+  PROBE_HEADER,
+} from '../runtime/runtime.ts';
 import type { InstanceRecord } from '../sessions/session-store.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { UpstreamPool } from './proxy/upstream-pool.ts';
@@ -112,6 +118,7 @@ export class InstancePool {
       exited: false,
       incarnation: null,
       foreign: false,
+      retired: false,
     };
     svc.instances.set(name, inst);
     this.#byName.set(name, inst);
@@ -143,6 +150,7 @@ export class InstancePool {
       exited: false,
       incarnation: found.incarnation,
       foreign: false,
+      retired: false,
     };
     svc.instances.set(inst.name, inst);
     this.#byName.set(inst.name, inst);
@@ -172,6 +180,7 @@ export class InstancePool {
       exited: false,
       incarnation: rec.incarnation,
       foreign: true,
+      retired: false,
     };
   }
 
@@ -277,7 +286,12 @@ export class InstancePool {
     } catch (err) {
       if (inst.state !== 'stopping') {
         // A real failure (not a delete while starting): back off background starts for a while.
-        this.#o.log.warn({ instance: inst.name, err: (err as Error).message }, 'instance did not start');
+        // The runtime's message says how it ended ("exited before it was ready (code 1)"); the cause
+        // ("Cannot find module ...") is in the instance's own last lines.
+        this.#o.log.warn(
+          { instance: inst.name, err: (err as Error).message, stderr: outputTail(this.#o.runtime.logs(inst.name)) },
+          'instance did not start',
+        );
         this.#backOff(inst.service);
       }
       this.#gone(inst);
@@ -322,6 +336,21 @@ export class InstancePool {
     inst.upstream?.destroy();
     this.#o.onGone(inst);
   }
+}
+
+/** Lines of a failed start shown in the gateway's log. */
+const TAIL_LINES = 10;
+/** Longest line shown there (the whole line stays in the admin logs route). */
+const TAIL_LINE_MAX = 300;
+
+/**
+ * The last stderr lines of an instance (its last lines of any stream when it wrote no stderr), each cut to
+ * 300 characters: what the gateway logs when the instance failed to start.
+ */
+export function outputTail(lines: readonly LogLine[] | undefined): string[] {
+  if (!lines) return [];
+  const errs = lines.filter((l) => l.stream === 'stderr');
+  return (errs.length > 0 ? errs : lines).slice(-TAIL_LINES).map((l) => l.line.slice(0, TAIL_LINE_MAX));
 }
 
 /**

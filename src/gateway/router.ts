@@ -1,19 +1,30 @@
 /**
  * @module
  * Host-based routing: `Host: <name>.<namespace>.<domain>` (any port) picks the service.
- * The host table is built once at start; a lookup is one Map get. Used by the proxy.
+ * The host table is built at start and rebuilt by a reload (`replace`); a lookup is one Map get. Used by the proxy.
  */
 import type { ServiceState } from './state.ts';
 
 /** Maps Host headers to services. */
 export class Router {
-  readonly #byHost = new Map<string, ServiceState>();
-  /** Sorted known hosts, for 404 messages. */
-  readonly knownHosts: readonly string[];
+  #byHost = new Map<string, ServiceState>();
+  #known: readonly string[] = [];
 
   constructor(services: Iterable<ServiceState>) {
-    for (const svc of services) this.#byHost.set(svc.host, svc);
-    this.knownHosts = Object.freeze([...this.#byHost.keys()].sort());
+    this.replace(services);
+  }
+
+  /** Sorted known hosts, for 404 messages. */
+  get knownHosts(): readonly string[] {
+    return this.#known;
+  }
+
+  /** Routes to `services` from now on (a reload). */
+  replace(services: Iterable<ServiceState>): void {
+    const byHost = new Map<string, ServiceState>();
+    for (const svc of services) byHost.set(svc.host, svc);
+    this.#byHost = byHost;
+    this.#known = Object.freeze([...byHost.keys()].sort());
   }
 
   /** The service of a Host header, or undefined. */

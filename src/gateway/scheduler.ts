@@ -95,7 +95,7 @@ export class Scheduler {
         await this.#ready(s.instance);
       } catch {
         this.release(s);
-        throw unavailable(`instance ${s.instance.name} did not become ready`, 1);
+        throw unavailable(notReady(s.instance.name), 1);
       }
       if (s.live && (s.instance.foreign || s.instance.state === 'running')) return s;
       this.release(s); // ended while we waited: place again
@@ -122,9 +122,9 @@ export class Scheduler {
     }
   }
 
-  /** Rejects every waiter (shutdown). */
-  rejectAll(svc: ServiceState): void {
-    for (const w of svc.queue.splice(0)) w.reject(unavailable('gateway is shutting down', 1));
+  /** Rejects every waiter (shutdown, or the service removed by a reload). */
+  rejectAll(svc: ServiceState, reason = 'gateway is shutting down'): void {
+    for (const w of svc.queue.splice(0)) w.reject(unavailable(reason, 1));
   }
 
   /** This gateway's session of `key`; a rehydrated one (known by id only) learns its key here. */
@@ -261,7 +261,7 @@ export class Scheduler {
           setTimeout(this.#o.poke, 25).unref();
           return this.#o.table.bind(svc, i, key, true);
         }
-      } else if (i.state !== 'stopping' && i.sessions.size < cfg.target) {
+      } else if (i.state !== 'stopping' && !i.retired && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
       }
     }
@@ -335,6 +335,11 @@ export class Scheduler {
     if (inst.state === 'paused' || inst.state === 'pausing') await this.#o.pool.resume(inst);
     else if (inst.resuming) await inst.resuming;
   }
+}
+
+/** The 503 message of a failed start: where its output is (never the output itself: it is the operator's). */
+function notReady(instance: string): string {
+  return `instance ${instance} did not become ready; its output: GET /_tether/instances/${instance}/logs on the gateway admin port`;
 }
 
 /** 503 for a request whose client left while it waited (it is rarely read, but always well-formed). */

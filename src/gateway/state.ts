@@ -46,6 +46,8 @@ export interface InstanceEntry {
   incarnation: string | null;
   /** True for an instance another gateway manages (a session it bound, proxied here): never paused or deleted. */
   foreign: boolean;
+  /** Started from a container spec a reload replaced: it serves its sessions to their end, takes no new one. */
+  retired: boolean;
 }
 
 /** One session bound to one instance. */

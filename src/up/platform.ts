@@ -75,9 +75,15 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   // Instances run in their manifest's folder: every path handed to them must be absolute.
   const dataDir = resolve(o.dataDir);
   const log = o.log;
-  const services = (await Promise.all(o.services.map((p) => loadServices(p)))).flat();
-  checkUnique(services);
-  const namespaces = new Map(services.map((s) => [s.name, s.namespace]));
+  const namespaces = new Map<string, string>();
+  // Read at start and again on each reload (SIGHUP): the identity authority follows the namespaces.
+  const readServices = async () => {
+    const all = (await Promise.all(o.services.map((p) => loadServices(p)))).flat();
+    checkUnique(all);
+    for (const s of all) namespaces.set(s.name, s.namespace);
+    return all;
+  };
+  const services = await readServices();
   const namespaceOf = (service: string) => namespaces.get(service) ?? 'default';
 
   mkdirSync(join(dataDir, 'authority'), { recursive: true, mode: 0o700 });
@@ -120,6 +126,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
     });
     const gateway = await startGateway({
       services,
+      reloadServices: readServices,
       port: o.gatewayPort ?? 8081,
       host: o.host ?? '127.0.0.1',
       adminPort: o.adminPort ?? 8082,

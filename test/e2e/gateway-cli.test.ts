@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
@@ -38,6 +38,20 @@ function runCli(
     err += c;
   });
   return { child, out: () => out, err: () => err };
+}
+
+/** The URLs of the gateway `run` started, from its `gateway listening` log line. */
+async function listening(run: ReturnType<typeof runCli>): Promise<{ publicUrl: string; adminUrl: string }> {
+  const line = await waitFor(
+    'listening line',
+    () =>
+      run
+        .out()
+        .split('\n')
+        .find((l) => l.includes('gateway listening')),
+    { timeoutMs: 20_000 },
+  );
+  return JSON.parse(line) as { publicUrl: string; adminUrl: string };
 }
 
 describe('tether gateway (command line)', () => {
@@ -85,18 +99,7 @@ describe('tether gateway (command line)', () => {
   it('serves the example services, then on SIGTERM stops with every instance gone', async (t) => {
     const run = runCli(['--services', 'examples/services', '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
     t.after(() => run.child.kill('SIGKILL'));
-    const line = await waitFor(
-      'listening line',
-      () =>
-        run
-          .out()
-          .split('\n')
-          .find((l) => l.includes('gateway listening')),
-      {
-        timeoutMs: 20_000,
-      },
-    );
-    const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
+    const { publicUrl, adminUrl } = await listening(run);
     assert.match(run.out(), /image is ignored by the local runtime/);
     const r = await send(publicUrl, { host: 'ai-agent-delete.default.example.com', headers: { cookie: 'app=11' } });
     assert.equal(r.status, 200);
@@ -134,18 +137,6 @@ describe('tether gateway (command line)', () => {
       '--state-dir',
       stateDir,
     ];
-    const listening = async (run: ReturnType<typeof runCli>) => {
-      const line = await waitFor(
-        'listening line',
-        () =>
-          run
-            .out()
-            .split('\n')
-            .find((l) => l.includes('gateway listening')),
-        { timeoutMs: 20_000 },
-      );
-      return JSON.parse(line) as { adminUrl: string };
-    };
     const first = runCli(args);
     t.after(() => first.child.kill('SIGKILL'));
     const { adminUrl } = await listening(first);
@@ -214,18 +205,7 @@ describe('tether gateway (command line)', () => {
         env,
       );
       t.after(() => run.child.kill('SIGKILL'));
-      const line = await waitFor(
-        'listening line',
-        () =>
-          run
-            .out()
-            .split('\n')
-            .find((l) => l.includes('gateway listening')),
-        {
-          timeoutMs: 20_000,
-        },
-      );
-      const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
+      const { publicUrl, adminUrl } = await listening(run);
       assert.equal(
         (await send(publicUrl, { host: 'named.default.example.com', headers: { cookie: 'app=11' } })).status,
         200,
@@ -253,5 +233,27 @@ describe('tether gateway (command line)', () => {
     assert.notEqual((await claimOnce(other)).claim, first.claim, 'another deployment, another name');
     const fromEnv = await claimOnce(other, { TETHER_CLAIM_SECRET: readFileSync(join(data, 'claim.secret'), 'utf8') });
     assert.equal(fromEnv.claim, first.claim, 'TETHER_CLAIM_SECRET overrides the file');
+  });
+
+  it('reloads its manifests on SIGHUP: a new service is served, a removed one is gone, a broken file changes nothing', async (t) => {
+    const file = await writeManifest(t, serviceYaml('first', {}));
+    const run = runCli(['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
+    t.after(() => run.child.kill('SIGKILL'));
+    const { publicUrl } = await listening(run);
+    const status = async (name: string) => (await send(publicUrl, { host: `${name}.default.example.com` })).status;
+    assert.equal(await status('first'), 200);
+    await writeFile(file, serviceYaml('second', {}));
+    run.child.kill('SIGHUP');
+    await waitFor('reloaded', () => run.out().includes('services reloaded'), { timeoutMs: 10_000 });
+    assert.equal(await status('second'), 200);
+    assert.equal(await status('first'), 404);
+    await writeFile(file, serviceYaml('third', { 'serving.knative.dev/session-timeout': 'soon' }));
+    run.child.kill('SIGHUP');
+    await waitFor('reload refused', () => run.out().includes('reload failed'), { timeoutMs: 10_000 });
+    assert.match(run.out(), /document 1: .*session-timeout/);
+    assert.equal(await status('second'), 200, 'still serving what it had');
+    run.child.kill('SIGTERM');
+    const [code] = await once(run.child, 'exit');
+    assert.equal(code, 0);
   });
 });

@@ -26,6 +26,8 @@ export class FakeRuntime implements InstanceRuntime {
   /** When set, pauses wait for it (a pause that takes time to be observed, as on Kubernetes). */
   pauseGate: Promise<void> | undefined;
   detached = false;
+  /** The spec each instance was started with, by name. */
+  readonly specs = new Map<string, InstanceSpec>();
   /** When set, starts wait for it. */
   gate: Promise<void> | undefined;
   /** When true, starts fail. */
@@ -37,6 +39,7 @@ export class FakeRuntime implements InstanceRuntime {
 
   async start(spec: InstanceSpec): Promise<StartedInstance> {
     this.calls.push(`start ${spec.name}`);
+    this.specs.set(spec.name, spec);
     if (this.gate) await this.gate;
     if (this.failStarts) throw new Error(`instance ${spec.name} exited before it was ready`);
     const pid = ++this.#pid;
