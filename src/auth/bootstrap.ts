@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { restrictIfExists, writePrivateFile } from '../common/private-files.ts';
+import { ensurePrivateDir, restrictIfExists, writePrivateFile } from '../common/private-files.ts';
 import type { Store } from '../store/store.ts';
 import { mintKey, parseKey } from './keys.ts';
 
@@ -40,9 +40,15 @@ export async function ensureAdminKey(
   }
   const minted = mintKey({ tenant: '*', note: 'bootstrap admin key', now, ...(key ? { fixedKey: key } : {}) });
   const existing = await store.getKey(minted.record.id);
-  if (!existing) await store.insertKey(minted.record);
-  else if (existing.hash !== minted.record.hash) throw new Error('the admin key id exists with another secret');
-  if (keyFile !== null && !existsSync(keyFile)) writePrivateFile(keyFile, `${minted.key}\n`);
-  else if (keyFile !== null) restrictIfExists(keyFile);
+  if (!existing) {
+    // Replicas sharing a store start at once with the same TETHER_ADMIN_KEY: one insert wins.
+    await store.insertKey(minted.record).catch(async (err: unknown) => {
+      if ((await store.getKey(minted.record.id))?.hash !== minted.record.hash) throw err;
+    });
+  } else if (existing.hash !== minted.record.hash) throw new Error('the admin key id exists with another secret');
+  if (keyFile !== null && !existsSync(keyFile)) {
+    ensurePrivateDir(dataDir); // with PostgreSQL nothing else made the folder
+    writePrivateFile(keyFile, `${minted.key}\n`);
+  } else if (keyFile !== null) restrictIfExists(keyFile);
   return { keyFile, keyId: minted.record.id };
 }

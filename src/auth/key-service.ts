@@ -1,7 +1,8 @@
 /**
  * @module
  * Key lifecycle for one server replica: mint, verify (with a per-replica cache of key records),
- * revoke (refused at once on this replica; others refuse when their cache entry expires).
+ * revoke (refused at once on this replica; other replicas drop the entry when the store tells them,
+ * see `forget`, and at the latest when it expires).
  * Called by the auth plugin and the key routes.
  */
 import type { Clock } from '../common/clock.ts';
@@ -116,6 +117,16 @@ export class KeyService {
     const ok = await this.#store.revokeKey(id, this.#clock.now());
     this.#cache.delete(id);
     return ok;
+  }
+
+  /** Drops the cached record of key `id` (another replica revoked it). */
+  forget(id: string): void {
+    this.#cache.delete(id);
+  }
+
+  /** Drops every cached record (changes may have been missed). */
+  flush(): void {
+    this.#cache.clear();
   }
 
   async #lookup(id: string): Promise<KeyRecord | null> {

@@ -1,21 +1,26 @@
 /**
  * @module
- * `tether memory`: the memory server on its embedded store. Flags have env equivalents
- * (`TETHER_HOST`, `TETHER_PORT`, `TETHER_DATA`, …). Stops gracefully on SIGTERM/SIGINT within 10 s.
+ * `tether memory`: the memory server on its embedded store (SQLite) or on PostgreSQL shared by
+ * replicas (`--store postgres`). Flags have env equivalents (`TETHER_HOST`, `TETHER_PORT`, `TETHER_DATA`, …). Stops gracefully on SIGTERM/SIGINT within 10 s.
  */
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
 import { createLogger } from '../common/log.ts';
 import { startMemoryServer } from '../server/standalone.ts';
+import { maskUrl } from '../store/postgres/connection.ts';
 import { kubernetesPlugins } from './kubernetes-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
+import { openStoreOption } from './store-option.ts';
 
 /** Memory server flags after parsing. */
 export interface MemoryFlags {
   host: string;
   port: string;
   data: string;
+  store: string;
+  postgresUrl?: string;
+  poolSize: string;
   registry: string;
   keyCacheTtl: string;
   kubeconfig?: string;
@@ -29,6 +34,7 @@ export interface MemoryFlags {
   keyRateLimit: string;
   purgesPerMinute: string;
   maxScanEvents: string;
+  bodyBytesInWork: string;
 }
 
 /** A flag that must be a whole number >= 0. */
@@ -48,6 +54,17 @@ export function registerMemoryCommand(program: Command): void {
     .option('--host <host>', 'address to listen on (TETHER_HOST)', env.TETHER_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on (TETHER_PORT)', env.TETHER_PORT ?? '8080')
     .option('--data <dir>', 'data folder: SQLite file and admin.key (TETHER_DATA)', env.TETHER_DATA ?? '.tether/memory')
+    .option('--store <kind>', 'where memory is kept: sqlite or postgres (TETHER_STORE)', env.TETHER_STORE ?? 'sqlite')
+    .option(
+      '--postgres-url <url>',
+      'postgres://user:pass@host:port/db, with --store postgres (TETHER_POSTGRES_URL)',
+      env.TETHER_POSTGRES_URL,
+    )
+    .option(
+      '--pool-size <n>',
+      'PostgreSQL connections of this replica (TETHER_POSTGRES_POOL_SIZE)',
+      env.TETHER_POSTGRES_POOL_SIZE ?? '10',
+    )
     .option(
       '--registry <name|file>',
       'default registry for new tenants (TETHER_REGISTRY)',
@@ -109,15 +126,22 @@ export function registerMemoryCommand(program: Command): void {
       'most events one as_of read may fold before it is refused (TETHER_MAX_SCAN_EVENTS)',
       env.TETHER_MAX_SCAN_EVENTS ?? '20000',
     )
+    .option(
+      '--body-bytes-in-work <n>',
+      'request body bytes worked on at once; more waits, unread, for room (TETHER_BODY_BYTES_IN_WORK)',
+      env.TETHER_BODY_BYTES_IN_WORK ?? String(512 * 1024),
+    )
     .action(async (flags: MemoryFlags) => {
       const log = createLogger({ name: 'tether-memory' });
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new Error(`--port must be 0..65535: got ${flags.port}`);
+      const store = await openStoreOption(flags, log);
       const running = await startMemoryServer({
         host: flags.host,
         port,
         dataDir: flags.data,
+        store,
         defaultRegistry: loadRegistryOption(flags.registry),
         log,
         adminKey: env.TETHER_ADMIN_KEY,
@@ -128,14 +152,20 @@ export function registerMemoryCommand(program: Command): void {
           purgesPerMinute: count('--purges-per-minute', flags.purgesPerMinute),
         },
         maxScanEvents: Math.max(1, count('--max-scan-events', flags.maxScanEvents)),
+        maxBodyBytesInWork: Math.max(1, count('--body-bytes-in-work', flags.bodyBytesInWork)),
         plugins: kubernetesPlugins(flags, log),
+      }).catch(async (err: unknown) => {
+        await store?.close();
+        throw err;
       });
+      const where = flags.postgresUrl && store ? maskUrl(flags.postgresUrl) : undefined;
       log.info(
-        { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind },
+        { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind, database: where },
         'memory server listening',
       );
       process.stdout.write(
         `Tether memory server listening on ${running.url}\n` +
+          (where ? `Store: PostgreSQL ${where}\n` : '') +
           (running.adminKeyFile ? `Admin key file: ${running.adminKeyFile}\n` : 'Admin key: from TETHER_ADMIN_KEY\n'),
       );
       onShutdown(log, () => running.close());

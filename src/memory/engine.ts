@@ -185,18 +185,24 @@ export class MemoryEngine {
     });
   }
 
-  /** Folds each fact's whole log with the rule in force now and stores the result as its beliefs. */
+  /**
+   * Folds each fact's whole log with the rule in force now and stores the result as its beliefs, a
+   * chunk of facts per store operation (locked, so a replica writing one of them meanwhile waits).
+   */
   async #rebuild(facts: { namespace: string; subject: string; predicate: string }[]): Promise<void> {
     const CHUNK = 500;
     for (let i = 0; i < facts.length; i += CHUNK) {
-      const changes: BeliefChange[] = [];
-      for (const f of facts.slice(i, i + CHUNK)) {
-        const cardinality = await this.#registries.cardinalityOf(tenantOf(f.namespace), f.predicate);
-        const log = await this.#store.groupEvents(f.namespace, [{ subject: f.subject, predicate: f.predicate }]);
-        const current = foldFact(log, cardinality).map((b) => ({ eventId: b.event.id, replaced: b.replaced }));
-        changes.push({ namespace: f.namespace, subject: f.subject, predicate: f.predicate, current });
-      }
-      await this.#store.replaceBeliefs(changes);
+      const chunk = facts.slice(i, i + CHUNK);
+      await this.#store.writeFacts({ lock: chunk, heads: [] }, async (_heads, tx) => {
+        const changes: BeliefChange[] = [];
+        for (const f of chunk) {
+          const cardinality = await this.#registries.cardinalityOf(tenantOf(f.namespace), f.predicate);
+          const log = await tx.groupEvents(f.namespace, [{ subject: f.subject, predicate: f.predicate }]);
+          const current = foldFact(log, cardinality).map((b) => ({ eventId: b.event.id, replaced: b.replaced }));
+          changes.push({ namespace: f.namespace, subject: f.subject, predicate: f.predicate, current });
+        }
+        return { events: [], changes, result: undefined };
+      });
     }
   }
 }

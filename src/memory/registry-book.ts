@@ -1,6 +1,7 @@
 /**
  * @module
- * Per-tenant registry versions: loads them from the store (cached), seeds a new tenant with the default
+ * Per-tenant registry versions: loads them from the store (cached until `invalidate`: an import, or
+ * the store telling that another replica wrote a version), seeds a new tenant with the default
  * registry (in force from time 0; stored by the tenant's first write, never by a read), records
  * replacements as new versions, and answers "which rule applied at time T". Called by the memory
  * engine and the registry routes.
@@ -63,6 +64,10 @@ export class RegistryBook {
       if (write && entry.unsaved !== null) {
         await this.#store.appendRegistryVersion(entry.unsaved);
         entry.unsaved = null;
+        // Read back: a replica sharing the store may have seeded the tenant at the same moment, and
+        // the store keeps one initial version.
+        entry.versions = await this.#store.registryVersions(tenant);
+        entry.registries = entry.versions.map((v) => new Registry(v.predicates));
       }
       return entry;
     });
@@ -100,6 +105,11 @@ export class RegistryBook {
   /** Forgets what is cached of `tenant` (after versions were written behind the book's back: import). */
   invalidate(tenant: string): void {
     this.#cache.delete(tenant);
+  }
+
+  /** Forgets every cached tenant (the store's change channel dropped: changes may have been missed). */
+  flush(): void {
+    this.#cache.clear();
   }
 
   /** The registry in force at `at` (epoch ms; default now). */

@@ -1,10 +1,11 @@
 /**
  * @module
- * The one writer of a memory server: remembers and forgets queue up and are written in batches
+ * The writer of one memory server replica: remembers and forgets queue up and are written in batches
  * (group commit): every job that arrives while a batch is being written joins the next one, which
- * costs one store transaction for all of them, and one read of the current state of every fact the
- * batch touches (`Store.factHeads`). Jobs apply in arrival order; each fact's beliefs (the "now"
- * projection) are updated in the same transaction as its events. Rebuilds run alone.
+ * costs one store operation for all of them (`Store.writeFacts`: the batch's facts locked, their
+ * heads read and the events appended under one transaction, so replicas sharing a store never write
+ * from a stale read). Jobs apply in arrival order; each fact's beliefs (the "now" projection) are
+ * updated in the same transaction as its events. Imports and rebuilds run alone in this replica.
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
@@ -13,6 +14,8 @@ import type {
   BeliefChange,
   FactHead,
   FactHeadRequest,
+  FactReader,
+  FactWrite,
   PredicateDef,
   Store,
   StoredEvent,
@@ -118,26 +121,30 @@ export class MemoryWriter {
    */
   import(events: StoredEvent[], cardinalityOf: (e: StoredEvent) => Promise<'single' | 'multi'>): Promise<number> {
     let inserted = 0;
+    const lock = [...new Map(events.map((e) => [factKey(e), e])).values()];
     return this.exclusive(async () => {
-      const existing = await this.#store.existingEventIds(events.map((e) => e.id));
-      const seen = new Set<string>();
-      const fresh = events.filter((e) => !existing.has(e.id) && !seen.has(e.id) && seen.add(e.id)).sort(compareEvents);
-      const facts = new Map<string, FactState>();
-      const done: StoredEvent[] = [];
-      for (const e of fresh) {
-        const cardinality = await cardinalityOf(e);
-        const needAll = cardinality === 'single' || e.valueKey === null;
-        const state = await this.#fact(facts, e, needAll ? null : e.valueKey);
-        if (needsLog(state, e)) await this.#loadLog(state, done, cardinality);
-        if (e.retraction) applyRetraction(state, e, cardinality);
-        else applyAssertion(state, e, cardinality, true);
-        // A restatement changes no belief, but it is stored: later events are placed after it.
-        state.lastObservedAt = Math.max(state.lastObservedAt ?? e.observedAt, e.observedAt);
-        done.push(e);
-      }
-      const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
-      await this.#store.appendEvents(done, changes);
-      inserted = done.length;
+      inserted = await this.#store.writeFacts({ lock, heads: [] }, async (_heads, tx) => {
+        const existing = await tx.existingEventIds(events.map((e) => e.id));
+        const seen = new Set<string>();
+        const fresh = events
+          .filter((e) => !existing.has(e.id) && !seen.has(e.id) && seen.add(e.id))
+          .sort(compareEvents);
+        const facts = new Map<string, FactState>();
+        const done: StoredEvent[] = [];
+        for (const e of fresh) {
+          const cardinality = await cardinalityOf(e);
+          const needAll = cardinality === 'single' || e.valueKey === null;
+          const state = await this.#fact(tx, facts, e, needAll ? null : e.valueKey);
+          if (needsLog(state, e)) await this.#loadLog(tx, state, done, cardinality);
+          if (e.retraction) applyRetraction(state, e, cardinality);
+          else applyAssertion(state, e, cardinality, true);
+          // A restatement changes no belief, but it is stored: later events are placed after it.
+          state.lastObservedAt = Math.max(state.lastObservedAt ?? e.observedAt, e.observedAt);
+          done.push(e);
+        }
+        const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
+        return { events: done, changes, result: done.length };
+      });
     }).then(() => inserted);
   }
 
@@ -193,65 +200,14 @@ export class MemoryWriter {
   }
 
   async #writeBatch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<void> {
-    const facts = new Map<string, FactState>();
-    const events: StoredEvent[] = [];
-    const settle: (() => void)[] = [];
+    const wanted = this.#wanted(jobs);
+    let settle: (() => void)[];
     try {
-      const heads = await this.#prefetch(jobs);
-      for (const job of jobs) {
-        if (job.kind === 'assert') {
-          const out: (AssertOutcome & { event: StoredEvent | null })[] = [];
-          for (const item of job.items) {
-            const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
-            const single = item.def.cardinality === 'single';
-            const state = await this.#fact(facts, e, single ? null : e.valueKey, heads);
-            if (needsLog(state, e)) await this.#loadLog(state, events, item.def.cardinality);
-            const r = applyAssertion(state, e, item.def.cardinality);
-            if (!r.alreadyKnown) events.push(e);
-            out.push({ ...r, event: r.alreadyKnown ? null : e });
-          }
-          settle.push(() => job.done(out));
-        } else {
-          const { item } = job;
-          const single = item.def.cardinality === 'single';
-          const state = await this.#fact(
-            facts,
-            { namespace: job.namespace, subject: item.subject, predicate: item.def.name },
-            single ? null : item.valueKey,
-            heads,
-          );
-          const hit = state.beliefs.filter((b) => item.valueKey === null || b.event.valueKey === item.valueKey);
-          if (hit.length === 0) {
-            settle.push(() => job.done({ withdrawn: 0, event: null }));
-            continue;
-          }
-          const now = this.#clock.now();
-          // Placed at or after every event of the fact, so it retracts exactly what is held now.
-          const observedAt = Math.max(now, state.lastObservedAt ?? now, ...hit.map((b) => b.event.observedAt));
-          const r: StoredEvent = {
-            id: newEventId(now),
-            namespace: job.namespace,
-            tenant: job.actor.tenant,
-            subject: item.subject,
-            predicate: item.def.name,
-            value: item.valueKey === null ? null : item.value,
-            valueKey: item.valueKey,
-            retraction: true,
-            kind: null,
-            confidence: 1,
-            source: null,
-            evidence: null,
-            observedAt,
-            recordedAt: now,
-            actor: job.actor,
-          };
-          applyRetraction(state, r, item.def.cardinality);
-          events.push(r);
-          settle.push(() => job.done({ withdrawn: hit.length, event: r }));
-        }
-      }
-      const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
-      if (events.length > 0 || changes.length > 0) await this.#store.appendEvents(events, changes);
+      // One store operation: the facts are locked and their heads read in the transaction that writes.
+      settle = await this.#store.writeFacts({ heads: [...wanted.values()] }, async (list, tx) => {
+        const heads = new Map([...wanted.keys()].map((k, i) => [k, list[i] as FactHead]));
+        return this.#plan(jobs, heads, tx);
+      });
       this.stats.batches++;
       this.stats.jobs += jobs.length;
     } catch (err) {
@@ -261,13 +217,80 @@ export class MemoryWriter {
     for (const s of settle) s();
   }
 
+  /** What a batch appends, given the heads of its facts; `result` settles each job once committed. */
+  async #plan(
+    jobs: Exclude<Job, { kind: 'exclusive' }>[],
+    heads: Map<string, FactHead>,
+    tx: FactReader,
+  ): Promise<FactWrite<(() => void)[]>> {
+    const facts = new Map<string, FactState>();
+    const events: StoredEvent[] = [];
+    const settle: (() => void)[] = [];
+    for (const job of jobs) {
+      if (job.kind === 'assert') {
+        const out: (AssertOutcome & { event: StoredEvent | null })[] = [];
+        for (const item of job.items) {
+          const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
+          const single = item.def.cardinality === 'single';
+          const state = await this.#fact(tx, facts, e, single ? null : e.valueKey, heads);
+          if (needsLog(state, e)) await this.#loadLog(tx, state, events, item.def.cardinality);
+          const r = applyAssertion(state, e, item.def.cardinality);
+          if (!r.alreadyKnown) events.push(e);
+          out.push({ ...r, event: r.alreadyKnown ? null : e });
+        }
+        settle.push(() => job.done(out));
+      } else {
+        const { item } = job;
+        const single = item.def.cardinality === 'single';
+        const state = await this.#fact(
+          tx,
+          facts,
+          { namespace: job.namespace, subject: item.subject, predicate: item.def.name },
+          single ? null : item.valueKey,
+          heads,
+        );
+        const hit = state.beliefs.filter((b) => item.valueKey === null || b.event.valueKey === item.valueKey);
+        if (hit.length === 0) {
+          settle.push(() => job.done({ withdrawn: 0, event: null }));
+          continue;
+        }
+        const now = this.#clock.now();
+        // Placed at or after every event of the fact, so it retracts exactly what is held now.
+        const observedAt = Math.max(now, state.lastObservedAt ?? now, ...hit.map((b) => b.event.observedAt));
+        const r: StoredEvent = {
+          id: newEventId(now),
+          namespace: job.namespace,
+          tenant: job.actor.tenant,
+          subject: item.subject,
+          predicate: item.def.name,
+          value: item.valueKey === null ? null : item.value,
+          valueKey: item.valueKey,
+          retraction: true,
+          kind: null,
+          confidence: 1,
+          source: null,
+          evidence: null,
+          observedAt,
+          recordedAt: now,
+          actor: job.actor,
+        };
+        applyRetraction(state, r, item.def.cardinality);
+        events.push(r);
+        settle.push(() => job.done({ withdrawn: hit.length, event: r }));
+      }
+    }
+    const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
+    return { events, changes, result: settle };
+  }
+
   /**
    * The state of a fact, with the beliefs a write needs loaded: every belief (`valueKey` null: single
    * facts, blanket retractions) or those holding `valueKey` (multi facts, which may hold thousands).
    */
   async #fact(
+    tx: FactReader,
     facts: Map<string, FactState>,
-    key: { namespace: string; subject: string; predicate: string },
+    key: FactKeyParts,
     valueKey: string | null,
     heads?: Map<string, FactHead>,
   ): Promise<FactState> {
@@ -276,7 +299,7 @@ export class MemoryWriter {
     if (known && (known.complete || (valueKey !== null && known.knownKeys.has(valueKey)))) return known;
     const head =
       heads?.get(headKey(k, valueKey)) ??
-      (await this.#store.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined));
+      (await tx.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined));
     const s = known ?? newFactState(key, head.lastObservedAt);
     facts.set(k, s);
     // Merge what the store holds with what this batch already changed.
@@ -292,11 +315,11 @@ export class MemoryWriter {
   }
 
   /**
-   * The heads of every fact the batch writes, read in one `factHeads` call, keyed by `headKey`: what
-   * `#fact` would ask the store one by one (all beliefs of a single fact or of a blanket retraction,
-   * else those holding the value). They are read before the batch writes anything, as `#fact` would.
+   * The heads every fact of the batch needs, keyed by `headKey`: what `#fact` would ask the store one
+   * by one (all beliefs of a single fact or of a blanket retraction, else those holding the value).
+   * The store reads them in one go, inside the write's transaction, before the batch writes anything.
    */
-  async #prefetch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<Map<string, FactHead>> {
+  #wanted(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Map<string, FactHeadRequest> {
     const wanted = new Map<string, FactHeadRequest>();
     const want = ({ namespace, subject, predicate }: FactKeyParts, valueKey: string | null) => {
       const k = factKey({ namespace, subject, predicate });
@@ -314,16 +337,17 @@ export class MemoryWriter {
         );
       }
     }
-    const requests = [...wanted.values()];
-    const heads = await this.#store.factHeads(requests);
-    return new Map([...wanted.keys()].map((k, i) => [k, heads[i] as FactHead]));
+    return wanted;
   }
 
   /** Loads the fact's stored log plus what this batch already wrote to it, and folds it. */
-  async #loadLog(state: FactState, pending: StoredEvent[], cardinality: 'single' | 'multi'): Promise<void> {
-    const stored = await this.#store.groupEvents(state.namespace, [
-      { subject: state.subject, predicate: state.predicate },
-    ]);
+  async #loadLog(
+    tx: FactReader,
+    state: FactState,
+    pending: StoredEvent[],
+    cardinality: 'single' | 'multi',
+  ): Promise<void> {
+    const stored = await tx.groupEvents(state.namespace, [{ subject: state.subject, predicate: state.predicate }]);
     state.log = [
       ...stored,
       ...pending.filter(

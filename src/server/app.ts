@@ -17,6 +17,7 @@ import { ResumeRecords } from '../memory/resume/records.ts';
 import { Resumer } from '../memory/resume/resume.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { authPlugin } from './auth-plugin.ts';
+import { BodyBudget, installBodyBudget } from './body-budget.ts';
 import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
 import { resumeCalls } from './calls/resume-calls.ts';
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
@@ -56,6 +57,8 @@ export interface MemoryServerOptions {
   processMetrics?: boolean;
   /** Request and purge rate limits (see `rate-limits.ts`). @default 100 requests/s per key, 6 purges/min */
   limits?: Omit<RequestLimitsOptions, 'clock'>;
+  /** Request body bytes in work at once (`body-budget.ts`). @default 512 KiB */
+  maxBodyBytesInWork?: number;
   /** Most events one `as_of` read folds (`recall.ts`). @default 20000 */
   maxScanEvents?: number;
   /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
@@ -77,6 +80,8 @@ export interface MemoryServer {
   calls: MemoryCalls;
   /** Every route as registered (HEAD routes Fastify adds for GET left out), in order. */
   routes: readonly RegisteredRoute[];
+  /** Request body bytes in work and requests waiting for room. */
+  bodyBudget: BodyBudget;
 }
 
 /** A registered route: what OpenAPI is generated from (checked against it by test/server/openapi.test.ts). */
@@ -123,6 +128,19 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     storeFigures: options.metricsToken !== undefined,
   });
 
+  // What other replicas changed (PostgreSQL: LISTEN/NOTIFY) reaches this replica's caches.
+  const unsubscribe = store.subscribe?.((change) => {
+    metrics.storeChanges.inc({ kind: change.kind });
+    if (change.kind === 'key_revoked') keys.forget(change.id);
+    else if (change.kind === 'registry') registries.invalidate(change.tenant);
+    else if (change.kind === 'resync') {
+      keys.flush();
+      registries.flush();
+      metrics.cacheFlushes.inc();
+    }
+  });
+  app.addHook('onClose', async () => unsubscribe?.());
+
   const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
 
   const routes: RegisteredRoute[] = [];
@@ -164,6 +182,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(authPlugin, { keys, verify: options.verify });
   const limits = new RequestLimits({ ...options.limits, clock });
   installKeyRateLimit(app, limits);
+  const bodyBudget = new BodyBudget({ maxBytes: options.maxBodyBytesInWork });
+  installBodyBudget(app, bodyBudget, BODY_LIMIT);
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { calls });
@@ -173,5 +193,5 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(leaseRoutes, { calls: resume });
   await app.register(mcpRoutes, { calls, resume, leases, clock });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, records, leases, calls, routes };
+  return { app, engine, reader, registries, metrics, records, leases, calls, routes, bodyBudget };
 }

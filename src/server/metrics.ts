@@ -15,6 +15,10 @@ export interface MemoryMetrics {
   requestDuration: Histogram<'method' | 'route' | 'status'>;
   eventsAppended: Counter;
   exchanges: Counter<'outcome'>;
+  /** Changes told by the store (other replicas' revocations, registry versions, purges; resyncs). */
+  storeChanges: Counter<'kind'>;
+  /** Whole-cache flushes after the store's change channel came back. */
+  cacheFlushes: Counter;
 }
 
 /** Creates the metrics; `collectDefaults` adds process metrics (off in tests). */
@@ -45,6 +49,17 @@ export function createMemoryMetrics(deps: {
     name: 'tether_auth_exchanges_total',
     help: 'workload token exchanges by outcome (ok or error code)',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const storeChanges = new Counter({
+    name: 'tether_store_notifications_total',
+    help: 'changes the store told this replica of, by kind (key_revoked, registry, purged, resync)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const cacheFlushes = new Counter({
+    name: 'tether_store_cache_flushes_total',
+    help: 'key and registry caches flushed whole because the store change channel had dropped',
     registers: [registry],
   });
   new Gauge({
@@ -87,5 +102,5 @@ export function createMemoryMetrics(deps: {
       this.set(deps.writes.jobs);
     },
   });
-  return { registry, requestDuration, eventsAppended, exchanges };
+  return { registry, requestDuration, eventsAppended, exchanges, storeChanges, cacheFlushes };
 }

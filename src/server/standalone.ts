@@ -35,6 +35,8 @@ export interface StandaloneOptions {
   clock?: Clock;
   /** Request and purge rate limits. @default 100 requests/s per key, 6 purges a minute per admin tenant */
   limits?: MemoryServerOptions['limits'];
+  /** Request body bytes in work at once. @default 512 KiB */
+  maxBodyBytesInWork?: number;
   /** Most events one `as_of` read folds. @default 20000 */
   maxScanEvents?: number;
   /** Bearer token for /metrics (and the event counts on it). */
@@ -84,6 +86,7 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     metricsToken: options.metricsToken,
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
+    maxBodyBytesInWork: options.maxBodyBytesInWork,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

@@ -181,6 +181,44 @@ export interface ExportQuery {
   limit: number;
 }
 
+/** A fact a write locks. */
+export interface FactRef {
+  namespace: string;
+  subject: string;
+  predicate: string;
+}
+
+/** What a write may read inside its transaction, of the facts it locked. */
+export interface FactReader {
+  factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead>;
+  groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]>;
+  existingEventIds(ids: string[]): Promise<Set<string>>;
+}
+
+/** What a write decided: events to append, belief changes to apply, and its answer to the caller. */
+export interface FactWrite<T> {
+  events: StoredEvent[];
+  changes: BeliefChange[];
+  result: T;
+}
+
+/** Which facts a write locks and which heads it reads first (one round trip for a whole batch). */
+export interface FactWriteScope {
+  /** Facts to lock besides those named in `heads` (e.g. every fact of an import). */
+  lock?: FactRef[];
+  heads: FactHeadRequest[];
+}
+
+/**
+ * What another replica changed, told by the store so this replica's caches follow (PostgreSQL:
+ * LISTEN/NOTIFY). `resync`: changes may have been missed (the channel dropped): flush every cache.
+ */
+export type StoreChange =
+  | { kind: 'key_revoked'; id: string }
+  | { kind: 'registry'; tenant: string }
+  | { kind: 'purged'; namespace: string }
+  | { kind: 'resync' };
+
 /** Storage for Tether. All methods are safe to call concurrently. */
 export interface Store {
   /** Driver name, e.g. `sqlite`. */
@@ -190,6 +228,16 @@ export interface Store {
    * @param changes the new current beliefs of each fact the events touch (the "now" projection)
    */
   appendEvents(events: StoredEvent[], changes?: BeliefChange[]): Promise<void>;
+  /**
+   * One write, read and written under one transaction: locks the facts of `scope` (per-fact locks, so
+   * writers of other facts, also on other replicas, go on), reads `scope.heads`, lets `plan` decide
+   * what to append (reading more of the locked facts through `tx`), then appends the events and belief
+   * changes, all or none. A driver with a single writer (SQLite: one process per data folder, one
+   * writer queue) may skip the locks.
+   * @param plan called once with the heads in request order
+   * @returns what `plan` returned as `result`
+   */
+  writeFacts<T>(scope: FactWriteScope, plan: (heads: FactHead[], tx: FactReader) => Promise<FactWrite<T>>): Promise<T>;
   /** Replaces the current beliefs of facts (after an import or a registry change). */
   replaceBeliefs(changes: BeliefChange[]): Promise<void>;
   /** Current beliefs matching `query`, in subject, predicate, observed_at order. */
@@ -295,8 +343,14 @@ export interface Store {
    * @returns how many were inserted
    */
   importResume(records: ResumeRecordLine[]): Promise<number>;
-  /** Total events stored (metrics, bench). */
-  countEvents(): Promise<number>;
+  /** Events stored: of one namespace, or in total (metrics, bench). */
+  countEvents(namespace?: string): Promise<number>;
+  /**
+   * Tells `listener` what other replicas changed (key revocations, registry versions, purges), when
+   * the store can (absent: one replica per store, nothing to tell).
+   * @returns a function that stops the listening
+   */
+  subscribe?(listener: (change: StoreChange) => void): () => void;
   /** Throws when the store cannot serve (readiness). */
   ping(): Promise<void>;
   /** Closes cleanly; repeat calls are safe. */

@@ -145,9 +145,14 @@ export function fuzzCases(seed: number, count: number, target: FuzzTarget): Buff
 
 /**
  * Writes one raw request and reads the answer's status.
- * @returns the status code, or 0 when the server closed without a status line (it may refuse bytes so)
+ * @returns the final status code (0 when the server closed without a status line: it may refuse bytes
+ *   so), the whole text read, and the final answer's body
  */
-export function sendRaw(port: number, request: Buffer, timeoutMs = 5000): Promise<{ status: number; text: string }> {
+export function sendRaw(
+  port: number,
+  request: Buffer,
+  timeoutMs = 5000,
+): Promise<{ status: number; text: string; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -160,9 +165,14 @@ export function sendRaw(port: number, request: Buffer, timeoutMs = 5000): Promis
     socket.on('close', () => {
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString('latin1');
-      // skip interim answers (100 Continue): the final status is the one that counts
-      const m = /^(?:HTTP\/1\.[01] 1\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n)*HTTP\/1\.[01] (\d{3})/.exec(text);
-      resolve({ status: m ? Number(m[1]) : 0, text });
+      // skip interim answers (100 Continue): the final answer is the one that counts
+      const final = text.replace(/^(?:HTTP\/1\.[01] 1\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n)+/, '');
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(final);
+      const at = final.indexOf('\r\n\r\n');
+      // the first answer's body only: bytes left over from a refused request may bring a second one
+      const length = /\r\ncontent-length: *(\d+)/i.exec(final.slice(0, at));
+      const rest = at < 0 ? '' : final.slice(at + 4);
+      resolve({ status: m ? Number(m[1]) : 0, text, body: length ? rest.slice(0, Number(length[1])) : rest });
     });
     socket.end(request);
   });

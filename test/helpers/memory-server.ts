@@ -41,7 +41,10 @@ export interface TestMemoryServer {
 /** Starts a server; pass `dataDir` to reuse a folder (restart). */
 export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
-    Pick<StandaloneOptions, 'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'limits' | 'maxScanEvents'>
+    Pick<
+      StandaloneOptions,
+      'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'limits' | 'maxScanEvents' | 'maxBodyBytesInWork'
+    >
   > = {},
 ): Promise<TestMemoryServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tether-test-'));
@@ -58,6 +61,7 @@ export async function startTestMemoryServer(
     metricsToken: options.metricsToken,
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
+    maxBodyBytesInWork: options.maxBodyBytesInWork,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

@@ -1,7 +1,7 @@
 /**
  * Seeded fuzz of every memory server route: random methods, mangled paths and queries, headers,
  * bodies and framing, sent as raw bytes. No answer may be a 5xx other than 503, and the server must
- * still answer afterwards. A failure names the seed and the case index (the cases are reproducible).
+ * still answer afterwards; every refusal has the wire error shape. A failure names the seed and the case index (the cases are reproducible).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -72,8 +72,16 @@ describe('fuzz: the memory server under random requests', () => {
       const port = Number(new URL(srv.url).port);
       const statuses = new Map<number, number>();
       for (const [i, c] of fuzzCases(seed, 500, target(key)).entries()) {
-        const { status } = await sendRaw(port, c);
+        const { status, text, body: answer } = await sendRaw(port, c);
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (status >= 400 && !c.toString('latin1').startsWith('HEAD ')) {
+          // every refusal (a HEAD answer has no body), also the framework's and the parser's, has the wire error shape
+          const body = JSON.parse(answer || 'null');
+          assert.ok(
+            typeof body?.error?.code === 'string' && typeof body.error.message === 'string',
+            `case ${i} of seed ${seed}: ${status} ${text.slice(0, 300)}`,
+          );
+        }
         assert.ok(
           status < 500 || status === 503,
           `case ${i} of seed ${seed} got ${status}: ${c.toString('latin1').slice(0, 300)}`,

@@ -1,6 +1,6 @@
 /**
  * The `Store` conformance suite: one `describe` per capability of `src/store/store.ts`, testing only
- * the interface's documented behaviour, so every driver (SQLite now, PostgreSQL later) runs it unchanged.
+ * the interface's documented behaviour, so every driver (SQLite, PostgreSQL) runs it unchanged.
  * Each test writes to fresh namespaces/tenants/key ids, so stores may be shared and need no cleanup.
  * The tests live in `conformance/`, one file per capability group; this entry runs them all.
  */
@@ -15,6 +15,7 @@ import { lifecycleConformance } from './conformance/lifecycle.ts';
 import { registryKeysConformance } from './conformance/registry-keys.ts';
 import { resumeRecordsConformance } from './conformance/resume-records.ts';
 import { searchConformance } from './conformance/search.ts';
+import { writeFactsConformance } from './conformance/write-facts.ts';
 
 export { changeOf, freshNamespace, freshTenant, heldAll, makeEvent } from './conformance/helpers.ts';
 
@@ -41,6 +42,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
     beliefsLookupConformance(shared);
     exportPurgeConformance(shared);
     registryKeysConformance(shared);
+    writeFactsConformance(shared);
     leasesConformance(shared);
     resumeRecordsConformance(shared);
     lifecycleConformance(open);

@@ -346,7 +346,7 @@ export class SqliteResumeTables {
 }
 
 /** The namespaces a write touches. */
-function namespacesOfWrite(w: ResumeWrite): string[] {
+export function namespacesOfWrite(w: ResumeWrite): string[] {
   switch (w.kind) {
     case 'working_state':
       return [w.state.namespace];
@@ -363,7 +363,7 @@ function namespacesOfWrite(w: ResumeWrite): string[] {
   }
 }
 
-function pointerArgs(p: PointerRecord): unknown[] {
+export function pointerArgs(p: PointerRecord): unknown[] {
   return [p.namespace, p.name, p.type, JSON.stringify(p.fields), p.note, p.updatedAt, p.epoch];
 }
 
@@ -371,7 +371,7 @@ function pointerArgs(p: PointerRecord): unknown[] {
  * The namespace range of an export: one namespace, a tenant's (`tenant:` up to `tenant;`, the
  * character after ':'), or everything.
  */
-function scopeOf(q: ResumeExportQuery): { low: string; high: string } {
+export function scopeOf(q: ResumeExportQuery): { low: string; high: string } {
   if (q.namespace !== undefined) return { low: q.namespace, high: `${q.namespace}\u0000` };
   if (q.tenant !== undefined) return { low: `${q.tenant}:`, high: `${q.tenant};` };
   return { low: '', high: '\u{10FFFF}' };

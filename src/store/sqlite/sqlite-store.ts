@@ -33,6 +33,9 @@ import type {
   FactHeadRequest,
   FactKey,
   FactQuery,
+  FactReader,
+  FactWrite,
+  FactWriteScope,
   KeyRecord,
   RegistryVersion,
   SearchHit,
@@ -66,6 +69,7 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   #closed = false;
+  #writeChain: Promise<void> = Promise.resolve();
   readonly #fts: FtsQueue;
   readonly #checkpointer: Checkpointer | null;
   readonly #appendTx: (events: StoredEvent[], changes: BeliefChange[]) => FtsSource[];
@@ -186,6 +190,25 @@ export class SqliteStore implements Store {
     while (this.#vacuuming) await this.#vacuuming;
     this.#fts.addAll(this.#appendTx(events, changes));
     this.#checkpointer?.noteWrite();
+  }
+
+  async writeFacts<T>(
+    scope: FactWriteScope,
+    plan: (heads: FactHead[], tx: FactReader) => Promise<FactWrite<T>>,
+  ): Promise<T> {
+    // The single-writer fast path: one process per data folder (data-lock.ts), and in it these
+    // operations one after another (the writer queue already sends them so: the chain never waits
+    // there), so no other write comes between this read and the append. No lock is taken.
+    const run = this.#writeChain.then(async () => {
+      const w = await plan(this.#readTx(scope.heads), this);
+      if (w.events.length > 0 || w.changes.length > 0) await this.appendEvents(w.events, w.changes);
+      return w.result;
+    });
+    this.#writeChain = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
   }
 
   async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
@@ -501,7 +524,10 @@ export class SqliteStore implements Store {
     return value;
   }
 
-  async countEvents(): Promise<number> {
+  async countEvents(namespace?: string): Promise<number> {
+    if (namespace !== undefined) {
+      return this.#sql('SELECT count(*) FROM events WHERE namespace = ?').pluck().get(namespace) as number;
+    }
     return this.#sql('SELECT count(*) FROM events').pluck().get() as number;
   }
 

@@ -1,0 +1,67 @@
+/**
+ * @module
+ * Advisory-lock keys and statements of the PostgreSQL store's writes. A write takes, in one global
+ * order (so two writers can never wait on each other): its namespaces' locks, shared (a purge takes
+ * one exclusive, so it waits for writes in flight and they wait for it), then one exclusive lock per
+ * fact, each sorted by key. A write naming more than `FACTS_PER_NAMESPACE` facts of a namespace (a
+ * big import) takes that namespace exclusively instead: advisory locks use PostgreSQL's shared lock
+ * table, sized by `max_locks_per_transaction`. Locks end with the transaction.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { FactRef } from '../store.ts';
+
+/** Most per-fact locks one write takes in one namespace before it locks the namespace instead. */
+export const FACTS_PER_NAMESPACE = 1024;
+
+/** A signed 64-bit advisory-lock key for `text`, as a decimal string (pg sends it as bigint). */
+function lockKey(kind: string, text: string): string {
+  const digest = createHash('sha256').update(kind).update('\u0000').update(text).digest();
+  return BigInt.asIntN(64, digest.readBigUInt64BE(0)).toString();
+}
+
+/** The lock key of a namespace. */
+export const namespaceKey = (namespace: string): string => lockKey('namespace', namespace);
+
+/** The lock key of a fact. */
+export const factLockKey = (f: FactRef): string =>
+  lockKey('fact', `${f.namespace}\u0000${f.subject}\u0000${f.predicate}`);
+
+const byKey = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+
+/** Takes the locks of a write over `facts` inside the open transaction of `client`. */
+export async function lockFacts(client: pg.PoolClient, facts: readonly FactRef[]): Promise<void> {
+  const perNamespace = new Map<string, Map<string, FactRef>>();
+  for (const f of facts) {
+    let m = perNamespace.get(f.namespace);
+    if (!m) {
+      m = new Map();
+      perNamespace.set(f.namespace, m);
+    }
+    m.set(factLockKey(f), f);
+  }
+  if (perNamespace.size === 0) return;
+  const spaces: { key: string; exclusive: boolean }[] = [];
+  const factKeys: string[] = [];
+  for (const [namespace, m] of perNamespace) {
+    const exclusive = m.size > FACTS_PER_NAMESPACE;
+    spaces.push({ key: namespaceKey(namespace), exclusive });
+    if (!exclusive) factKeys.push(...m.keys());
+  }
+  spaces.sort((a, b) => byKey(a.key, b.key));
+  factKeys.sort(byKey);
+  // unnest yields the array in order, and the aggregate calls the lock function row by row.
+  await client.query(
+    `SELECT count(CASE WHEN x THEN pg_advisory_xact_lock(k) ELSE pg_advisory_xact_lock_shared(k) END)
+     FROM unnest($1::bigint[], $2::bool[]) AS u(k, x)`,
+    [spaces.map((s) => s.key), spaces.map((s) => s.exclusive)],
+  );
+  if (factKeys.length > 0) {
+    await client.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [factKeys]);
+  }
+}
+
+/** Takes a namespace exclusively inside the open transaction of `client` (purge). */
+export async function lockNamespace(client: pg.PoolClient, namespace: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [namespaceKey(namespace)]);
+}

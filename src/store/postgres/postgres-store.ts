@@ -1,0 +1,450 @@
+/**
+ * @module
+ * The shared `Store`: PostgreSQL through a `pg` pool, for several memory replicas on one database.
+ * Every fact write is one transaction that takes per-fact advisory locks, reads the facts' heads and
+ * appends (`writeFacts`); search uses the same words as SQLite in a GIN index; key revocations,
+ * registry versions and purges NOTIFY the other replicas (`subscribe`). Database failures reach
+ * clients as 503 `unavailable`. Holds no memory semantics; picked by the CLI.
+ */
+import pg from 'pg';
+import { indexTerms } from '../index-words.ts';
+import type {
+  Fence,
+  Fenced,
+  LeaseAcquire,
+  LeaseRecord,
+  MilestoneRecord,
+  OutputInfo,
+  OutputRecord,
+  PointerRecord,
+  ResumeExportQuery,
+  ResumeRecordLine,
+  ResumeWrite,
+  ResumeWriteResult,
+  TurnQuery,
+  TurnRecord,
+  WorkingStateRecord,
+} from '../resume-types.ts';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
+import type {
+  BeliefChange,
+  BeliefQuery,
+  CurrentBelief,
+  ExportQuery,
+  FactHead,
+  FactHeadRequest,
+  FactKey,
+  FactQuery,
+  FactReader,
+  FactWrite,
+  FactWriteScope,
+  KeyRecord,
+  RegistryVersion,
+  SearchHit,
+  Store,
+  StoreChange,
+  StoredEvent,
+} from '../store.ts';
+import { CHANGES_CHANNEL, ChangeListener } from './change-listener.ts';
+import {
+  hostPort,
+  isUnavailable,
+  maskUrl,
+  type PostgresConnectionOptions,
+  poolConfig,
+  storeError,
+} from './connection.ts';
+import {
+  deleteExpired,
+  insertKeyRow,
+  insertRegistryVersion,
+  readKey,
+  readKeys,
+  readRegistryVersions,
+  revokeKeyRow,
+} from './key-registry.ts';
+import { lockFacts, lockNamespace } from './locks.ts';
+import { migrate } from './migrations.ts';
+import {
+  applyBeliefChanges,
+  beliefWhere,
+  E,
+  insertEvents,
+  type Queryable,
+  readExistingIds,
+  readFactHeads,
+  readGroupEvents,
+} from './queries.ts';
+import { PostgresResumeTables } from './resume-tables.ts';
+
+/** Options for `openPostgresStore`. */
+export interface PostgresStoreOptions extends PostgresConnectionOptions {
+  /** Told when the change channel drops or comes back (no secrets in `detail`). */
+  onChannelState?: (state: 'connected' | 'dropped', detail?: string) => void;
+}
+
+/**
+ * Connects, applies pending migrations (under an advisory lock) and starts the change channel.
+ * @throws {Error} naming host and port (never the password) when the database cannot be reached
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const config = poolConfig(options);
+  const pool = new pg.Pool(config);
+  // An idle client's error (the server went away) must not crash the process; the next query fails.
+  pool.on('error', () => {});
+  try {
+    await migrate(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    const reason = (err as Error).message;
+    if (isUnavailable(err) || /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|authentication|does not exist/i.test(reason)) {
+      throw new Error(`Cannot reach PostgreSQL at ${hostPort(options.url)}: ${reason}`);
+    }
+    throw new Error(`Cannot prepare the PostgreSQL database ${maskUrl(options.url)}: ${reason}`);
+  }
+  const store = new PostgresStore(pool, config, options.onChannelState);
+  await store.listen();
+  return store;
+}
+
+/** `pg` driver. */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  readonly #pool: pg.Pool;
+  readonly #listener: ChangeListener;
+  readonly #listeners = new Set<(change: StoreChange) => void>();
+  readonly #resume: PostgresResumeTables;
+  #closing: Promise<void> | null = null;
+
+  constructor(pool: pg.Pool, config: pg.PoolConfig, onState?: PostgresStoreOptions['onChannelState']) {
+    this.#pool = pool;
+    this.#resume = new PostgresResumeTables(pool, (work) => this.#tx(work));
+    this.#listener = new ChangeListener({
+      config: { ...config, query_timeout: undefined },
+      onChange: (c) => {
+        for (const l of this.#listeners) l(c);
+      },
+      onState,
+    });
+  }
+
+  /** Starts the change channel (the store works without it; it retries in the background). */
+  async listen(): Promise<void> {
+    await this.#listener.start();
+  }
+
+  /** True while the change channel is connected. */
+  get listening(): boolean {
+    return this.#listener.connected;
+  }
+
+  subscribe(listener: (change: StoreChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** A query on the pool, failures mapped by `storeError`. */
+  async #q<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    if (this.#closing) throw new Error('store is closed');
+    try {
+      return await this.#pool.query<R>(text, values);
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  /** Runs `work` in one transaction on one client (committed when it resolves, rolled back else). */
+  async #tx<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (this.#closing) throw new Error('store is closed');
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (err) {
+      throw storeError(err);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const out = await work(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      broken = isUnavailable(err);
+      if (!broken) await client.query('ROLLBACK').catch(() => {});
+      throw storeError(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async writeFacts<T>(
+    scope: FactWriteScope,
+    plan: (heads: FactHead[], tx: FactReader) => Promise<FactWrite<T>>,
+  ): Promise<T> {
+    return this.#tx(async (c) => {
+      await lockFacts(c, [...(scope.lock ?? []), ...scope.heads]);
+      const heads = await readFactHeads(c, scope.heads);
+      const tx: FactReader = {
+        factHead: async (namespace, subject, predicate, valueKey) =>
+          (await readFactHeads(c, [{ namespace, subject, predicate, valueKey }]))[0] as FactHead,
+        groupEvents: (namespace, groups) => readGroupEvents(c, namespace, groups),
+        existingEventIds: (ids) => readExistingIds(c, ids),
+      };
+      const w = await plan(heads, tx);
+      await insertEvents(c, w.events);
+      await applyBeliefChanges(c, w.changes);
+      return w.result;
+    });
+  }
+
+  async appendEvents(events: StoredEvent[], changes: BeliefChange[] = []): Promise<void> {
+    await this.#tx(async (c) => {
+      await insertEvents(c, events);
+      await applyBeliefChanges(c, changes);
+    });
+  }
+
+  async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
+    await this.#tx((c) => applyBeliefChanges(c, changes));
+  }
+
+  async importEvents(events: StoredEvent[]): Promise<number> {
+    return this.#tx((c) => insertEvents(c, events, true));
+  }
+
+  async existingEventIds(ids: string[]): Promise<Set<string>> {
+    return this.#read((db) => readExistingIds(db, ids));
+  }
+
+  /** A read on the pool, failures mapped by `storeError`. */
+  async #read<T>(run: (db: Queryable) => Promise<T>): Promise<T> {
+    if (this.#closing) throw new Error('store is closed');
+    try {
+      return await run(this.#pool);
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
+    const args: unknown[] = [];
+    const where = beliefWhere(q, args);
+    args.push(q.limit);
+    const res = await this.#q<BeliefRow>(
+      `SELECT ${E}, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
+       WHERE ${where} ORDER BY b.subject, b.predicate, b.observed_at, b.event_id LIMIT $${args.length}`,
+      args,
+    );
+    return res.rows.map(rowToBelief);
+  }
+
+  async searchBeliefs(q: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]> {
+    if (q.terms.length === 0) return [];
+    const args: unknown[] = [];
+    const where = beliefWhere(q, args);
+    args.push(indexTerms(q.namespace, q.terms), q.limit);
+    // Matches in the GIN index, then only those still believed (fold after search), newest first.
+    const res = await this.#q<BeliefRow>(
+      `SELECT ${E}, b.replaced AS belief_replaced FROM events e
+       JOIN beliefs b ON b.namespace = e.namespace AND b.subject = e.subject AND b.predicate = e.predicate
+         AND b.observed_at = e.observed_at AND b.event_id = e.id
+       WHERE e.words @> $${args.length - 1}::text[] AND e.namespace = $1 AND ${where}
+       ORDER BY e.seq DESC LIMIT $${args.length}`,
+      args,
+    );
+    return res.rows.map(rowToBelief);
+  }
+
+  async factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead> {
+    return (await this.factHeads([{ namespace, subject, predicate, valueKey }]))[0] as FactHead;
+  }
+
+  async factHeads(requests: FactHeadRequest[]): Promise<FactHead[]> {
+    // One snapshot: both statements in one repeatable-read transaction.
+    return this.#tx(async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      return readFactHeads(c, requests);
+    });
+  }
+
+  async factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]> {
+    const res = await this.#q<{ namespace: string; subject: string }>(
+      'SELECT DISTINCT namespace, subject FROM events WHERE tenant = $1 AND predicate = $2',
+      [tenant, predicate],
+    );
+    return res.rows;
+  }
+
+  async factEvents(query: FactQuery): Promise<StoredEvent[]> {
+    if (query.subject !== undefined && query.predicate !== undefined) {
+      return this.groupEvents(query.namespace, [{ subject: query.subject, predicate: query.predicate }]);
+    }
+    const args: unknown[] = [query.namespace];
+    const where = ['namespace = $1'];
+    if (query.subject !== undefined) {
+      args.push(query.subject);
+      where.push(`subject = $${args.length}`);
+    }
+    if (query.predicate !== undefined) {
+      args.push(query.predicate);
+      where.push(`predicate = $${args.length}`);
+    }
+    args.push(query.maxGroups);
+    const groups = await this.#q<FactKey>(
+      `SELECT DISTINCT subject, predicate FROM events WHERE ${where.join(' AND ')}
+       ORDER BY subject, predicate LIMIT $${args.length}`,
+      args,
+    );
+    return this.groupEvents(query.namespace, groups.rows);
+  }
+
+  async groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]> {
+    return this.#read((db) => readGroupEvents(db, namespace, groups));
+  }
+
+  async searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
+    if (terms.length === 0) return [];
+    const res = await this.#q<SearchHit>(
+      `SELECT id AS "eventId", subject, predicate FROM events
+       WHERE words @> $1::text[] AND namespace = $2 ORDER BY seq DESC LIMIT $3`,
+      [indexTerms(namespace, terms), namespace, limit],
+    );
+    return res.rows;
+  }
+
+  async exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
+    const args: unknown[] = [];
+    const where: string[] = [];
+    const add = (sql: string, v: unknown) => {
+      args.push(v);
+      where.push(`${sql} $${args.length}`);
+    };
+    if (query.namespace !== undefined) add('namespace =', query.namespace);
+    if (query.tenant !== undefined) add('tenant =', query.tenant);
+    if (query.since !== undefined) add('id >', query.since);
+    args.push(query.limit);
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    const res = await this.#q<EventRow>(`SELECT ${E} FROM events e ${clause} ORDER BY id LIMIT $${args.length}`, args);
+    return res.rows.map(rowToEvent);
+  }
+
+  async purgeNamespace(namespace: string): Promise<number> {
+    return this.#tx(async (c) => {
+      // Exclusive: writes in flight to the namespace finish first, later ones wait for the purge.
+      await lockNamespace(c, namespace);
+      const erased = await c.query('DELETE FROM events WHERE namespace = $1', [namespace]);
+      await c.query('DELETE FROM beliefs WHERE namespace = $1', [namespace]);
+      await this.#resume.purge(c, namespace);
+      await notify(c, { kind: 'purged', namespace });
+      return erased.rowCount ?? 0;
+    });
+  }
+
+  // Registry versions and keys: key-registry.ts.
+  registryVersions(tenant: string): Promise<RegistryVersion[]> {
+    return this.#read((db) => readRegistryVersions(db, tenant));
+  }
+  async appendRegistryVersion(version: RegistryVersion): Promise<void> {
+    await this.#tx(async (c) => {
+      await insertRegistryVersion(c, version);
+      await notify(c, { kind: 'registry', tenant: version.tenant });
+    });
+  }
+  insertKey(key: KeyRecord): Promise<void> {
+    return this.#read((db) => insertKeyRow(db, key));
+  }
+  getKey(id: string): Promise<KeyRecord | null> {
+    return this.#read((db) => readKey(db, id));
+  }
+  listKeys(tenant: string): Promise<KeyRecord[]> {
+    return this.#read((db) => readKeys(db, tenant));
+  }
+  deleteExpiredKeys(before: number): Promise<number> {
+    return this.#read((db) => deleteExpired(db, before));
+  }
+  revokeKey(id: string, at: number): Promise<boolean> {
+    return this.#read((db) => revokeKeyRow(db, id, at));
+  }
+
+  // Leases and resume records: resume-tables.ts; failures mapped as every other call.
+  acquireLease(r: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire> {
+    return this.#read(() => this.#resume.acquire(r));
+  }
+  renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
+    return this.#read(() => this.#resume.renew(fence, ttlMs));
+  }
+  releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>> {
+    return this.#read(() => this.#resume.release(fence));
+  }
+  getLease(namespace: string): Promise<LeaseRecord | null> {
+    return this.#read(() => this.#resume.lease(namespace));
+  }
+  writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>> {
+    return this.#read(() => this.#resume.write(fence, writes));
+  }
+  importResume(records: ResumeRecordLine[]): Promise<number> {
+    return this.#read(() => this.#resume.import(records));
+  }
+  workingState(namespace: string): Promise<WorkingStateRecord | null> {
+    return this.#read(() => this.#resume.workingState(namespace));
+  }
+  workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
+    return this.#read(() => this.#resume.workingStateHistory(namespace, limit, beforeVersion));
+  }
+  milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
+    return this.#read(() => this.#resume.milestones(namespace, limit));
+  }
+  turns(query: TurnQuery): Promise<TurnRecord[]> {
+    return this.#read(() => this.#resume.turns(query));
+  }
+  countTurns(namespace: string): Promise<number> {
+    return this.#read(() => this.#resume.count('turns', namespace));
+  }
+  output(namespace: string, ref: string): Promise<OutputRecord | null> {
+    return this.#read(() => this.#resume.output(namespace, ref));
+  }
+  outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
+    return this.#read(() => this.#resume.outputs(namespace, limit));
+  }
+  countOutputs(namespace: string): Promise<number> {
+    return this.#read(() => this.#resume.count('outputs', namespace));
+  }
+  pointers(namespace: string): Promise<PointerRecord[]> {
+    return this.#read(() => this.#resume.pointers(namespace));
+  }
+  async *exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
+    try {
+      yield* this.#resume.export(query);
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  async countEvents(namespace?: string): Promise<number> {
+    const res =
+      namespace === undefined
+        ? await this.#q<{ n: number }>('SELECT count(*) AS n FROM events')
+        : await this.#q<{ n: number }>('SELECT count(*) AS n FROM events WHERE namespace = $1', [namespace]);
+    return res.rows[0]?.n ?? 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.#q('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#listener.close();
+      await this.#pool.end();
+    })();
+    return this.#closing;
+  }
+}
+
+/** Notifies the other replicas of `change` when the transaction of `c` commits. */
+async function notify(c: pg.PoolClient, change: StoreChange): Promise<void> {
+  await c.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(change)]);
+}

@@ -1,0 +1,202 @@
+/**
+ * @module
+ * SQL of the PostgreSQL store that reads and writes facts, as functions over a client (a pool, or
+ * the client of an open transaction): events appended with their index words in one statement,
+ * belief changes in three, the heads of a whole batch in two. Arrays go in through `unnest`, so a
+ * statement's cost in round trips does not grow with the batch.
+ */
+import type pg from 'pg';
+import { indexWords } from '../index-words.ts';
+import { type BeliefRow, type EventRow, eventToRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
+import type { BeliefChange, BeliefQuery, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../store.ts';
+
+/** Anything that runs a query: the pool or a transaction's client. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+/** The event columns (not `seq`, not `words`), `e.`-qualified; rows map with the SQLite row mapper. */
+export const EVENT_COLUMNS = [
+  'id',
+  'namespace',
+  'tenant',
+  'subject',
+  'predicate',
+  'value',
+  'value_key',
+  'retraction',
+  'kind',
+  'confidence',
+  'source',
+  'evidence',
+  'observed_at',
+  'recorded_at',
+  'actor_agent',
+  'actor_session',
+  'actor_key_id',
+] as const;
+export const E = EVENT_COLUMNS.map((c) => `e.${c}`).join(', ');
+
+const TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
+  id: 'text',
+  namespace: 'text',
+  tenant: 'text',
+  subject: 'text',
+  predicate: 'text',
+  value: 'text',
+  value_key: 'text',
+  retraction: 'smallint',
+  kind: 'text',
+  confidence: 'float8',
+  source: 'text',
+  evidence: 'text',
+  observed_at: 'bigint',
+  recorded_at: 'bigint',
+  actor_agent: 'text',
+  actor_session: 'text',
+  actor_key_id: 'text',
+};
+
+/**
+ * Inserts events in order (their `seq` follows the array), with their index words.
+ * @param skipExisting an id already stored is skipped instead of failing
+ * @returns how many rows were inserted
+ */
+export async function insertEvents(db: Queryable, events: StoredEvent[], skipExisting = false): Promise<number> {
+  if (events.length === 0) return 0;
+  const rows = events.map(eventToRow);
+  const params = EVENT_COLUMNS.map((c) => rows.map((r) => r[c]));
+  // Words hold letters and digits only, so a space-joined string carries the array through unnest.
+  params.push(events.map((e) => [...new Set(indexWords(e))].join(' ')));
+  const n = EVENT_COLUMNS.length;
+  const unnest = [...EVENT_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`), `$${n + 1}::text[]`].join(', ');
+  const res = await db.query(
+    `INSERT INTO events (${EVENT_COLUMNS.join(', ')}, words)
+     SELECT ${EVENT_COLUMNS.map((c) => `u.${c}`).join(', ')}, string_to_array(u.words, ' ')
+     FROM unnest(${unnest}) WITH ORDINALITY AS u(${EVENT_COLUMNS.join(', ')}, words, ord)
+     ORDER BY u.ord
+     ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}`,
+    params,
+  );
+  return res.rowCount ?? 0;
+}
+
+/** The net effect of a list of changes on each fact, applied in order (a later change of a fact wins). */
+function netChanges(changes: BeliefChange[]) {
+  const facts = new Map<
+    string,
+    { fact: [string, string, string]; whole: boolean; removed: Set<string>; added: Map<string, string> }
+  >();
+  for (const c of changes) {
+    const k = `${c.namespace}\u0000${c.subject}\u0000${c.predicate}`;
+    let f = facts.get(k);
+    if (!f) {
+      f = { fact: [c.namespace, c.subject, c.predicate], whole: false, removed: new Set(), added: new Map() };
+      facts.set(k, f);
+    }
+    if (c.current) {
+      f.whole = true;
+      f.removed.clear();
+      f.added.clear();
+    }
+    for (const id of c.remove ?? []) {
+      f.added.delete(id);
+      f.removed.add(id);
+    }
+    for (const b of [...(c.current ?? []), ...(c.add ?? [])]) f.added.set(b.eventId, JSON.stringify(b.replaced));
+  }
+  return [...facts.values()];
+}
+
+/**
+ * Applies belief changes (see `BeliefChange`) in order, as three statements whatever their number:
+ * facts replaced whole, then removals, then additions (of each fact's net change).
+ */
+export async function applyBeliefChanges(db: Queryable, changes: BeliefChange[]): Promise<void> {
+  const net = netChanges(changes);
+  const whole = net.filter((f) => f.whole).map((f) => f.fact);
+  if (whole.length > 0) {
+    await db.query(
+      `DELETE FROM beliefs b USING unnest($1::text[], $2::text[], $3::text[]) AS f(ns, s, p)
+       WHERE b.namespace = f.ns AND b.subject = f.s AND b.predicate = f.p`,
+      [0, 1, 2].map((i) => whole.map((r) => r[i])),
+    );
+  }
+  const removed = net.flatMap((f) => [...f.removed].map((id) => [...f.fact, id]));
+  if (removed.length > 0) {
+    await db.query(
+      `DELETE FROM beliefs b USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS f(ns, s, p, id)
+       WHERE b.namespace = f.ns AND b.subject = f.s AND b.predicate = f.p AND b.event_id = f.id`,
+      [0, 1, 2, 3].map((i) => removed.map((r) => r[i])),
+    );
+  }
+  const added = net.flatMap((f) => [...f.added].map(([id, replaced]) => [...f.fact, id, replaced]));
+  if (added.length > 0) {
+    // value_key and observed_at come from the event row: a belief can only point at a stored event.
+    await db.query(
+      `INSERT INTO beliefs (namespace, subject, predicate, observed_at, event_id, value_key, replaced)
+       SELECT f.ns, f.s, f.p, e.observed_at, e.id, e.value_key, f.r
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS f(ns, s, p, id, r)
+       JOIN events e ON e.id = f.id
+       ON CONFLICT (namespace, subject, predicate, observed_at, event_id) DO UPDATE SET replaced = EXCLUDED.replaced`,
+      [0, 1, 2, 3, 4].map((i) => added.map((r) => r[i])),
+    );
+  }
+}
+
+/** The heads of several facts, in request order, in two statements. */
+export async function readFactHeads(db: Queryable, requests: FactHeadRequest[]): Promise<FactHead[]> {
+  if (requests.length === 0) return [];
+  const cols = [requests.map((r) => r.namespace), requests.map((r) => r.subject), requests.map((r) => r.predicate)];
+  const beliefs = await db.query<BeliefRow & { i: number }>(
+    `SELECT r.i, ${E}, b.replaced AS belief_replaced
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ns, s, p, vk, i)
+     JOIN beliefs b ON b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p
+       AND (r.vk IS NULL OR b.value_key = r.vk)
+     JOIN events e ON e.id = b.event_id
+     ORDER BY r.i, b.observed_at, b.event_id`,
+    [...cols, requests.map((r) => r.valueKey ?? null)],
+  );
+  const last = await db.query<{ i: number; last: number | null }>(
+    `SELECT r.i, (SELECT max(observed_at) FROM events
+                  WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last
+     FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(ns, s, p, i)`,
+    cols,
+  );
+  const heads: FactHead[] = requests.map(() => ({ beliefs: [], lastObservedAt: null }));
+  for (const row of beliefs.rows) heads[row.i - 1]?.beliefs.push(rowToBelief(row));
+  for (const row of last.rows) (heads[row.i - 1] as FactHead).lastObservedAt = row.last;
+  return heads;
+}
+
+/** All events of the given groups of one namespace, grouped in request order, each in insertion order. */
+export async function readGroupEvents(db: Queryable, namespace: string, groups: FactKey[]): Promise<StoredEvent[]> {
+  if (groups.length === 0) return [];
+  const res = await db.query<EventRow>(
+    `SELECT ${E} FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS g(s, p, i)
+     JOIN events e ON e.namespace = $1 AND e.subject = g.s AND e.predicate = g.p
+     ORDER BY g.i, e.seq`,
+    [namespace, groups.map((g) => g.subject), groups.map((g) => g.predicate)],
+  );
+  return res.rows.map(rowToEvent);
+}
+
+/** Which of `ids` are stored. */
+export async function readExistingIds(db: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const res = await db.query<{ id: string }>('SELECT id FROM events WHERE id = ANY($1::text[])', [ids]);
+  return new Set(res.rows.map((r) => r.id));
+}
+
+/** WHERE terms (over `beliefs b` joined with `events e`) of a belief query; `args` grows with them. */
+export function beliefWhere(q: BeliefQuery, args: unknown[]): string {
+  const where: string[] = [];
+  const add = (sql: string, v: unknown) => {
+    args.push(v);
+    where.push(sql.replace('?', `$${args.length}`));
+  };
+  add('b.namespace = ?', q.namespace);
+  if (q.subject !== undefined) add('b.subject = ?', q.subject);
+  if (q.predicate !== undefined) add('b.predicate = ?', q.predicate);
+  if (q.kind !== undefined) add('e.kind = ?', q.kind);
+  if (q.minConfidence !== undefined) add('e.confidence >= ?', q.minConfidence);
+  return where.join(' AND ');
+}

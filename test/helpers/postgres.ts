@@ -1,0 +1,207 @@
+/**
+ * @module
+ * Test helper: a real PostgreSQL server (Debian's `/usr/lib/postgresql/<n>/bin`), made with initdb in a
+ * temp folder on a free port, password authentication on TCP. As root, initdb and postgres run as the
+ * `postgres` user on a folder it owns (they refuse root). One server per test file; each test file (or
+ * test) takes its own database with `createDatabase()`. `stop()` ends the server and removes the folder.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** A running test PostgreSQL. */
+export interface TestPostgres {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  /** URL of `database` (default `postgres`), password included. */
+  url(database?: string): string;
+  /** Creates a fresh empty database and returns its URL. */
+  createDatabase(): Promise<string>;
+  /** Stops the server (fast shutdown), keeping its folder: `start()` brings it back on the same port. */
+  halt(): Promise<void>;
+  /** Starts a halted server again. */
+  start(): Promise<void>;
+  /** Stops the server and removes its folder. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** The folder holding initdb and postgres. */
+export function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0) {
+    throw new Error(`Cannot start PostgreSQL for tests as no ${root}/*/bin/initdb exists: apt-get install postgresql`);
+  }
+  return join(root, versions[0] as string, 'bin');
+}
+
+const asRoot = process.getuid?.() === 0;
+
+/** uid/gid of the `postgres` user when we are root (spawned processes then run as it), else nothing. */
+function postgresUser(): { uid: number; gid: number } | Record<string, never> {
+  if (!asRoot) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/** A port free on 127.0.0.1 right now. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Servers still running, stopped if this process exits (a killed test run leaves no PostgreSQL behind). */
+const running = new Set<ChildProcess>();
+let exitHooked = false;
+function stopAllOnExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once('exit', () => {
+    for (const c of running) c.kill('SIGINT');
+  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      for (const c of running) c.kill('SIGINT');
+      process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+    });
+  }
+}
+
+/** Starts a fresh PostgreSQL. */
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = postgresBinDir();
+  const dir = mkdtempSync(join(tmpdir(), 'tether-pg-'));
+  const data = join(dir, 'data');
+  const password = randomBytes(12).toString('hex');
+  const user = 'tether';
+  const pwfile = join(dir, 'pw');
+  writeFileSync(pwfile, `${password}\n`);
+  const owner = postgresUser();
+  if ('uid' in owner) {
+    chownSync(dir, owner.uid, owner.gid);
+    chownSync(pwfile, owner.uid, owner.gid);
+  }
+  chmodSync(dir, 0o700);
+  execFileSync(
+    join(bin, 'initdb'),
+    [
+      '-D',
+      data,
+      '-U',
+      user,
+      `--pwfile=${pwfile}`,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      '--no-sync',
+      '-E',
+      'UTF8',
+      '--locale=C',
+    ],
+    { stdio: 'pipe', ...owner },
+  );
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  let stopped = false;
+
+  const url = (database = 'postgres') =>
+    `postgres://${user}:${password}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+
+  const start = async () => {
+    const args = [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      // Tests need durability of a clean shutdown only; a test PostgreSQL is never killed.
+      '-c',
+      'fsync=off',
+      '-c',
+      'shared_buffers=32MB',
+      '-c',
+      'max_connections=200',
+    ];
+    const proc = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
+    stopAllOnExit();
+    running.add(proc);
+    proc.once('exit', () => running.delete(proc));
+    let stderr = '';
+    proc.stderr?.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    child = proc;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`test PostgreSQL exited at start: ${stderr}`);
+      const client = new pg.Client({ connectionString: url() });
+      try {
+        await client.connect();
+        await client.end();
+        return;
+      } catch {
+        await client.end().catch(() => {});
+        if (Date.now() > deadline) throw new Error(`test PostgreSQL did not accept connections: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+
+  const halt = async () => {
+    const proc = child;
+    child = null;
+    if (!proc || proc.exitCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    // SIGINT is PostgreSQL's fast shutdown: open sessions are ended, the data is consistent.
+    proc.kill('SIGINT');
+    await exited;
+  };
+
+  await start();
+  let databases = 0;
+  return {
+    host: '127.0.0.1',
+    port,
+    user,
+    password,
+    url,
+    async createDatabase() {
+      databases += 1;
+      const name = `t${process.pid}_${databases}_${randomBytes(3).toString('hex')}`;
+      const client = new pg.Client({ connectionString: url() });
+      await client.connect();
+      try {
+        await client.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await client.end();
+      }
+      return url(name);
+    },
+    halt,
+    start,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await halt();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
