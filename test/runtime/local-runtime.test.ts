@@ -203,7 +203,17 @@ describe('LocalRuntime: instances outlive the gateway (detach, list, adopt)', ()
 
   async function stateDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'tether-state-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
+    t.after(async () => {
+      // Detached instances are nobody's: a failed assertion must not leave them running.
+      for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
+        try {
+          process.kill(-JSON.parse(readFileSync(join(dir, f), 'utf8')).pgid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    });
     return dir;
   }
 
