@@ -81,7 +81,8 @@ export class Scheduler {
     for (let attempt = 0; attempt < 3; attempt++) {
       const s =
         this.#known(svc, key) ??
-        (await this.#foreign(svc, key, signal)) ??
+        // Only a durable store is read here: in memory mode placement stays synchronous (queued at once).
+        (this.#o.store.durable ? await this.#foreign(svc, key, signal) : undefined) ??
         (await this.#placeOnce(svc, key, signal, attempt === 0 ? client : undefined));
       this.#hold(s);
       try {
@@ -143,7 +144,6 @@ export class Scheduler {
    */
   async #foreign(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry | undefined> {
     const store = this.#o.store;
-    if (!store.durable) return undefined;
     const id = sessionId(key);
     const now = this.#o.clock.now();
     const cached = svc.foreign.get(id);

@@ -124,6 +124,8 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
       'gw-a',
       '--max-instances',
       '20',
+      '--new-sessions-per-minute',
+      '0',
     ];
     const first = await runGateway(args);
     let pids: number[] = [];
