@@ -1,11 +1,13 @@
 /**
  * @module
  * `tether export` (NDJSON to stdout) and `tether import` (NDJSON file or stdin to a server), each with
- * a progress bar on stderr. Import sends batches under the server's 1 MiB body limit.
+ * progress on stderr and one summary line at the end. Import sends batches under the server's 1 MiB
+ * body limit. Failures exit with the code of the API's status (api-client.ts `EXIT`).
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
+import { CliError, EXIT, exitCodeOf, memoryKeyOf } from './api-client.ts';
 import { createProgress } from './progress.ts';
 
 const BATCH_BYTES = 900 * 1024;
@@ -17,18 +19,26 @@ interface ClientFlags {
 }
 
 function keyOf(flags: ClientFlags): string {
-  const key = flags.key ?? process.env.TETHER_KEY;
-  if (!key) throw new Error('--key (or TETHER_KEY) is required');
-  return key;
+  return memoryKeyOf({ url: flags.url, key: flags.key });
 }
 
-async function failOf(res: Response): Promise<Error> {
+async function failOf(res: Response): Promise<CliError> {
   const text = await res.text();
+  let message = text.slice(0, 200);
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
-    return new Error(`${res.status} ${body.error?.code}: ${body.error?.message}`);
-  } catch {
-    return new Error(`${res.status} ${text.slice(0, 200)}`);
+    if (body.error) message = `${body.error.code}: ${body.error.message}`;
+  } catch {}
+  return new CliError(`${res.status} ${message}`, exitCodeOf(res.status));
+}
+
+/** fetch, with an unreachable server as exit code `unavailable`. */
+async function call(url: URL, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+    throw new CliError(`cannot reach ${url.origin} (${cause}): is the server running?`, EXIT.unavailable);
   }
 }
 
@@ -38,14 +48,14 @@ export function registerExportCommands(program: Command): void {
     .command('export')
     .description('export events as NDJSON to stdout')
     .option('--url <url>', 'memory server URL (TETHER_URL)', process.env.TETHER_URL ?? 'http://127.0.0.1:8080')
-    .option('--key <key>', 'API key (TETHER_KEY)')
+    .option('--key <key>', 'API key (default: TETHER_KEY, else .tether/memory/admin.key)')
     .option('--namespace <ns>', 'one namespace (default: the key’s own, or every namespace an admin reaches)')
     .option('--since <id>', 'only events after this id')
     .action(async (flags: ClientFlags & { since?: string }) => {
       const url = new URL('/v1/events', flags.url);
       if (flags.namespace) url.searchParams.set('namespace', flags.namespace);
       if (flags.since) url.searchParams.set('since', flags.since);
-      const res = await fetch(url, { headers: { authorization: `Bearer ${keyOf(flags)}` } });
+      const res = await call(url, { headers: { authorization: `Bearer ${keyOf(flags)}` } });
       if (!res.ok || !res.body) throw await failOf(res);
       const progress = createProgress({ label: 'export', unit: 'events' });
       const decoder = new TextDecoder();
@@ -59,6 +69,7 @@ export function registerExportCommands(program: Command): void {
         if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
       }
       progress.done();
+      process.stderr.write(`exported ${progress.count} events in ${progress.elapsedSeconds().toFixed(1)} s\n`);
     });
 
   program
@@ -66,7 +77,7 @@ export function registerExportCommands(program: Command): void {
     .description('import NDJSON events (admin key)')
     .argument('[file]', 'NDJSON file (default: stdin)')
     .option('--url <url>', 'memory server URL (TETHER_URL)', process.env.TETHER_URL ?? 'http://127.0.0.1:8080')
-    .option('--key <key>', 'admin API key (TETHER_KEY)')
+    .option('--key <key>', 'admin API key (default: TETHER_KEY, else .tether/memory/admin.key)')
     .action(async (file: string | undefined, flags: ClientFlags) => {
       const key = keyOf(flags);
       const input = file ? createReadStream(file) : process.stdin;
@@ -78,7 +89,7 @@ export function registerExportCommands(program: Command): void {
       let skipped = 0;
       const send = async () => {
         if (batch.length === 0) return;
-        const res = await fetch(new URL('/v1/events/import', flags.url), {
+        const res = await call(new URL('/v1/events/import', flags.url), {
           method: 'POST',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' },
           body: `${batch.join('\n')}\n`,
@@ -100,6 +111,8 @@ export function registerExportCommands(program: Command): void {
       }
       await send();
       progress.done();
-      process.stderr.write(`imported ${imported} events, skipped ${skipped} already present\n`);
+      process.stderr.write(
+        `imported ${imported} events, skipped ${skipped} already present, in ${progress.elapsedSeconds().toFixed(1)} s\n`,
+      );
     });
 }

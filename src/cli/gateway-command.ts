@@ -4,17 +4,23 @@
  * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
  * document and field and the command exits non-zero before serving anything.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { systemClock } from '../common/clock.ts';
 import { parseDuration } from '../common/durations.ts';
-import { createLogger } from '../common/log.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
+import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import { banner, printBanner } from './banner.ts';
+import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
 import { gatewayIdFromFlags, sessionStoreFromFlags } from './session-store-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
 interface GatewayFlags {
+  logFormat: string;
   port: string;
   adminPort: string;
   services: string;
@@ -31,10 +37,19 @@ interface GatewayFlags {
   adminToken?: string;
   maxInstances: string;
   stateDir?: string;
+  isolation: string;
   data: string;
   signedSessionKeys?: boolean;
   secureCookies?: boolean;
   trustedProxies?: string;
+  runtime: string;
+  kubeconfig?: string;
+  namespace: string;
+  memoryUrl?: string;
+  audience: string;
+  sandboxServiceAccount: string;
+  memoryNamespace: string;
+  kubernetesTimeout: string;
 }
 
 /** Registers `tether gateway`. */
@@ -55,6 +70,11 @@ export function registerGatewayCommand(program: Command): void {
     .option(
       '--admin-token <token>',
       'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
+    )
+    .option(
+      '--isolation <mode>',
+      'auto | namespaces | none: how instances are sandboxed (none by default: production runs on Kubernetes)',
+      'none',
     )
     .option(
       '--session-store <kind>',
@@ -86,15 +106,41 @@ export function registerGatewayCommand(program: Command): void {
       '--trusted-proxies <list>',
       'IPs/CIDRs whose X-Forwarded-Proto: https makes the cookie Secure (comma-separated)',
     )
+    .option('--runtime <kind>', 'where instances run: local (processes) or kubernetes (agent-sandbox claims)', 'local')
+    .option('--kubeconfig <path>', 'kubernetes: kubeconfig file (default: KUBECONFIG, else in-cluster)')
+    .option('--namespace <ns>', 'kubernetes: the namespace sandboxes run in', 'default')
+    .option('--memory-url <url>', 'kubernetes: TETHER_URL given to sandboxes (the memory server)')
+    .option('--audience <aud>', "kubernetes: audience of the sandboxes' projected token", 'tether')
+    .option('--sandbox-service-account <name>', 'kubernetes: service account of sandbox pods', 'tether-sandbox')
+    .option('--memory-namespace <ns>', 'kubernetes: namespace of the memory server (sandbox egress)', 'tether')
+    .option('--kubernetes-timeout <duration>', 'kubernetes: timeout of each API call', '5s')
+    .addOption(logFormatOption())
     .action(async (flags: GatewayFlags) => {
-      const log = createLogger({ name: 'tether-gateway' });
+      if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
+        throw new Error(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime}'`);
+      }
+      const log = commandLogger('tether-gateway', flags);
+      // Checked before anything is set up: a bad --redis-url exits naming host and port, never the password.
       const sessionStore = sessionStoreFromFlags(flags, log);
       const gatewayId = gatewayIdFromFlags(flags);
+      const adminToken = flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined);
+      const requested = parseIsolationMode(flags.isolation);
+      const isolation = await createIsolation({
+        requested,
+        why: requested === 'none' ? 'the default of tether gateway, whose production home is Kubernetes' : 'asked for',
+        hidden: [resolve(flags.data), ...(flags.stateDir ? [resolve(flags.stateDir)] : [])],
+        dir: defaultSandboxDir(),
+        log,
+      });
       const secrets = loadDeploymentSecrets(flags.data);
       for (const file of secrets.created)
         log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
+      const kube = flags.runtime === 'kubernetes' ? await kubernetesRuntime(flags, log, systemClock) : undefined;
       const gateway = await startGateway({
-        services: flags.services,
+        isolation,
+        services: kube?.services ?? flags.services,
+        runtime: kube?.runtime,
+        reloadServices: kube?.reloadServices,
         port: port('--port', flags.port),
         host: flags.host,
         adminPort: port('--admin-port', flags.adminPort),
@@ -104,7 +150,7 @@ export function registerGatewayCommand(program: Command): void {
         proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
         stateDir: flags.stateDir,
         maxInstances: positive('--max-instances', flags.maxInstances),
-        adminToken: flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined),
+        adminToken,
         claimSecret: secrets.claimSecret,
         sessionSecret: secrets.sessionSecret,
         signedSessionKeys: flags.signedSessionKeys ?? false,
@@ -115,6 +161,17 @@ export function registerGatewayCommand(program: Command): void {
         newSessionsPerMinute: count('--new-sessions-per-minute', flags.newSessionsPerMinute),
         log,
       });
+      await printBanner(
+        log,
+        banner(`Tether session gateway is up at ${gateway.publicUrl}`, {
+          gatewayUrl: gateway.publicUrl,
+          adminUrl: gateway.adminUrl,
+          adminTokenGiven: adminToken !== undefined,
+          consoleUrl: `${gateway.adminUrl}/console/`,
+          services: gateway.services,
+          domain: flags.domain,
+        }),
+      );
       onShutdown(log, () => gateway.close());
       onReloadSignal(log, () => gateway.reload());
     });

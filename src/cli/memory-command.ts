@@ -5,16 +5,18 @@
  */
 import type { Command } from 'commander';
 import { parseDuration } from '../common/durations.ts';
-import { createLogger } from '../common/log.ts';
 import { startMemoryServer } from '../server/standalone.ts';
 import { maskUrl } from '../store/postgres/connection.ts';
+import { banner, printBanner } from './banner.ts';
 import { kubernetesPlugins } from './kubernetes-option.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
 import { openStoreOption } from './store-option.ts';
 
 /** Memory server flags after parsing. */
 export interface MemoryFlags {
+  logFormat: string;
   host: string;
   port: string;
   data: string;
@@ -131,8 +133,9 @@ export function registerMemoryCommand(program: Command): void {
       'request body bytes worked on at once; more waits, unread, for room (TETHER_BODY_BYTES_IN_WORK)',
       env.TETHER_BODY_BYTES_IN_WORK ?? String(512 * 1024),
     )
+    .addOption(logFormatOption())
     .action(async (flags: MemoryFlags) => {
-      const log = createLogger({ name: 'tether-memory' });
+      const log = commandLogger('tether-memory', flags);
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new Error(`--port must be 0..65535: got ${flags.port}`);
@@ -163,10 +166,14 @@ export function registerMemoryCommand(program: Command): void {
         { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind, database: where },
         'memory server listening',
       );
-      process.stdout.write(
-        `Tether memory server listening on ${running.url}\n` +
-          (where ? `Store: PostgreSQL ${where}\n` : '') +
-          (running.adminKeyFile ? `Admin key file: ${running.adminKeyFile}\n` : 'Admin key: from TETHER_ADMIN_KEY\n'),
+      await printBanner(
+        log,
+        banner(`Tether memory server listening on ${running.url}`, {
+          memoryUrl: running.url,
+          store: where ? `PostgreSQL ${where}` : undefined,
+          adminKeyFile: running.adminKeyFile,
+          consoleUrl: `${running.url}/console/`,
+        }),
       );
       onShutdown(log, () => running.close());
     });

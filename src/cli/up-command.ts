@@ -5,8 +5,10 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { createLogger } from '../common/log.ts';
+import { parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { startLocalPlatform } from '../up/platform.ts';
+import { banner, printBanner } from './banner.ts';
+import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
 import { onShutdown } from './shutdown.ts';
@@ -14,6 +16,7 @@ import { onShutdown } from './shutdown.ts';
 const EXAMPLES = resolve(import.meta.dirname, '../../examples');
 
 interface UpFlags {
+  logFormat: string;
   data: string;
   services: string[];
   host: string;
@@ -22,6 +25,7 @@ interface UpFlags {
   adminPort: string;
   domain: string;
   registry: string;
+  isolation?: string;
   signedSessionKeys?: boolean;
 }
 
@@ -47,12 +51,14 @@ export function registerUpCommand(program: Command): void {
     .option('--admin-port <n>', 'gateway admin port (always 127.0.0.1)', '8082')
     .option('--domain <domain>', 'hosts are <name>.<namespace>.<domain>', 'example.com')
     .option('--registry <name|file>', 'default registry for new tenants', process.env.TETHER_REGISTRY ?? 'personal')
+    .option('--isolation <mode>', 'auto | namespaces | none: how instances are sandboxed (default: auto)')
     .option(
       '--signed-session-keys',
       'services without tether.dev/signed-session-keys accept only keys the gateway issued',
     )
+    .addOption(logFormatOption())
     .action(async (flags: UpFlags) => {
-      const log = createLogger({ name: 'tether-up' });
+      const log = commandLogger('tether-up', flags);
       const platform = await startLocalPlatform({
         dataDir: flags.data,
         services: flags.services,
@@ -63,23 +69,23 @@ export function registerUpCommand(program: Command): void {
         domain: flags.domain,
         defaultRegistry: loadRegistryOption(flags.registry),
         adminKey: process.env.TETHER_ADMIN_KEY,
+        isolation: flags.isolation === undefined ? undefined : parseIsolationMode(flags.isolation),
         signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });
-      const gw = platform.gateway.publicUrl;
-      process.stdout.write(
-        [
-          '',
-          'Tether is up.',
-          `  memory server   ${platform.memory.url}   (admin key: ${platform.memory.adminKeyFile ?? 'TETHER_ADMIN_KEY'})`,
-          `  session gateway ${gw}   admin ${platform.gateway.adminUrl}/_tether/sessions`,
-          `                  (admin token: ${platform.adminTokenFile}; send Authorization: Bearer <token>)`,
-          '',
-          'Try an agent with memory (same cookie = same session; it remembers across instances):',
-          `  curl -s -H 'Host: memory-agent.default.${flags.domain}' -H 'Cookie: agent=alice' ${gw}/`,
-          `  curl -s -H 'Host: ai-agent-pause.default.${flags.domain}' -H 'Cookie: test=11' ${gw}/`,
-          '',
-        ].join('\n'),
+      await printBanner(
+        log,
+        banner('Tether is up.', {
+          memoryUrl: platform.memory.url,
+          adminKeyFile: platform.memory.adminKeyFile,
+          gatewayUrl: platform.gateway.publicUrl,
+          adminUrl: platform.gateway.adminUrl,
+          adminTokenFile: platform.adminTokenFile,
+          consoleUrl: platform.consoleUrl,
+          services: platform.services,
+          domain: flags.domain,
+          isolation: platform.isolation,
+        }),
       );
       onShutdown(log, () => platform.close());
       onReloadSignal(log, () => platform.gateway.reload());

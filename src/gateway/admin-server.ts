@@ -9,6 +9,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import {
+  CONSOLE_HEADERS,
+  CONSOLE_PREFIX,
+  type ConsoleAsset,
+  consoleAsset,
+  consoleConfigAsset,
+} from '../common/console-assets.ts';
 import { forbidden, invalidRequest, notFound, TetherError, unauthenticated } from '../common/errors.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -42,6 +49,7 @@ export const ADMIN_ROUTES: ReadonlyArray<{ path: string; what: string }> = Objec
     what: 'instances: state, pid, sessions (key prefixes; ?reveal=keys: whole keys), warm',
   },
   { path: '/_tether/instances/{name}/logs', what: "an instance's last output lines (also of a failed start)" },
+  { path: '/console/', what: 'the web console (its files need no token; its calls carry it)' },
   { path: '/metrics', what: 'Prometheus metrics' },
   { path: '/healthz', what: 'liveness' },
 ]);
@@ -63,6 +71,12 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
         res,
         forbidden('the admin API answers only requests for a loopback host (localhost, 127.0.0.1, [::1])'),
       );
+      return;
+    }
+    // The web console's files hold no data (its API calls carry the token), so they are served without one.
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (req.method === 'GET' && (path === '/console' || path.startsWith(CONSOLE_PREFIX))) {
+      serveConsole(res, path);
       return;
     }
     if (tokenDigest && !timingSafeEqual(digest(req.headers.authorization ?? ''), tokenDigest)) {
@@ -93,6 +107,22 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       throw notFound(`path ${path} (GET / lists the admin routes)`);
     })().catch((err: unknown) => sendError(res, err));
   };
+}
+
+function serveConsole(res: ServerResponse, path: string): void {
+  if (path === '/console') {
+    res.writeHead(302, { location: CONSOLE_PREFIX, 'content-length': 0 });
+    res.end();
+    return;
+  }
+  const asset: ConsoleAsset | undefined =
+    path === '/console/config.json' ? consoleConfigAsset({ memory: null, gateway: '' }) : consoleAsset(path);
+  if (!asset) {
+    sendError(res, notFound(`path ${path}`));
+    return;
+  }
+  res.writeHead(200, { ...CONSOLE_HEADERS, 'content-type': asset.type, 'content-length': asset.body.length });
+  res.end(asset.body);
 }
 
 /**

@@ -94,6 +94,7 @@ export function describeInstance(i: InstanceEntry, reveal: boolean) {
     service: i.service.config.name,
     state: i.state,
     pid: i.pid,
+    ready_at: i.readyAt ? new Date(i.readyAt).toISOString() : null,
     sessions: [...i.sessions].map((s) => (s.key === null ? s.id.slice(0, 12) : reveal ? s.key : keyPrefix(s.key))),
     warm: i.warm,
   };

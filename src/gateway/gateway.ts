@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import { type Clock, systemClock } from '../common/clock.ts';
 import { TetherError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/log.ts';
+import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import { claimNamer } from '../sessions/claim-name.ts';
@@ -108,6 +109,8 @@ export interface GatewayOptions {
    */
   storeWaitMs?: number;
   runtime?: InstanceRuntime;
+  /** Sandboxes for the local runtime's instances (ignored with `runtime`); plain processes without. */
+  isolation?: Isolation;
   log?: Logger;
   clock?: Clock;
 }
@@ -118,6 +121,8 @@ export interface Gateway {
   publicUrl: string;
   /** e.g. `http://127.0.0.1:8082` */
   adminUrl: string;
+  /** The services it was started with (the banner's curl lines). */
+  services: readonly ServiceConfig[];
   /** Runs one reconcile pass now (tests with a ManualClock). */
   reconcile(): void;
   /**
@@ -142,7 +147,7 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const log = (options.log ?? createLogger({ name: 'tether-gateway' })).child({ component: 'gateway' });
   const configs = typeof options.services === 'string' ? await loadServices(options.services) : options.services;
-  if (configs.some((c) => c.container.image !== undefined)) {
+  if (options.runtime === undefined && configs.some((c) => c.container.image !== undefined)) {
     log.warn(
       { services: configs.filter((c) => c.container.image).map((c) => c.name) },
       'image is ignored by the local runtime',
@@ -156,7 +161,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     trustedProxies: options.trustedProxies,
   });
   const claimName = options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret);
-  const runtime = options.runtime ?? new LocalRuntime({ log, graceMs: options.graceMs, stateDir: options.stateDir });
+  const runtime =
+    options.runtime ??
+    new LocalRuntime({
+      log,
+      graceMs: options.graceMs,
+      stateDir: options.stateDir,
+      isolation: options.isolation,
+    });
   const store = options.sessionStore ?? new MemorySessionStore(options.clock);
   const gatewayId = options.gatewayId ?? 'gateway';
   const core = createGatewayCore({
@@ -269,6 +281,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     publicUrl,
     adminUrl,
+    services: configs,
     reconcile,
     reload() {
       const run = reloading.then(reload);

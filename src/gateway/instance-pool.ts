@@ -10,6 +10,7 @@ import type { Logger } from '../common/log.ts';
 import {
   type InstanceExit,
   type InstanceRuntime,
+  type InstanceSession,
   type LogLine,
   type ObservedInstance,
   PROBE_HEADER,
@@ -96,7 +97,7 @@ export class InstancePool {
    * Starts an instance of `svc` now; it is returned at once in state `starting`.
    * A warm instance is paused as soon as it is ready.
    */
-  start(svc: ServiceState, warm: boolean): InstanceEntry {
+  start(svc: ServiceState, warm: boolean, session?: InstanceSession): InstanceEntry {
     let name: string;
     do name = `${svc.config.name}-${randomAlphanumeric(5)}`;
     while (this.#byName.has(name));
@@ -122,7 +123,7 @@ export class InstancePool {
     };
     svc.instances.set(name, inst);
     this.#byName.set(name, inst);
-    inst.ready = this.#boot(inst);
+    inst.ready = this.#boot(inst, session);
     inst.ready.catch(() => {}); // observed by waiters; failures are handled in #boot
     return inst;
   }
@@ -227,11 +228,29 @@ export class InstancePool {
     if (inst.state !== 'paused') return Promise.resolve();
     inst.state = 'running';
     const t0 = performance.now();
-    inst.resuming = this.#o.runtime.resume(inst.name).finally(() => {
-      inst.resuming = null;
-      this.#o.metrics.resumeDuration.observe({ service: inst.service.config.name }, (performance.now() - t0) / 1000);
-      this.#o.onChange(inst);
-    });
+    inst.resuming = this.#o.runtime
+      .resume(inst.name)
+      .then(
+        (address) => {
+          // A resumed Kubernetes sandbox runs in a new pod: a new address, and no old keep-alive socket is good.
+          if (address && (address.host !== inst.host || address.port !== inst.port)) {
+            inst.host = address.host;
+            inst.port = address.port;
+            inst.upstream?.destroy();
+            inst.upstream = new UpstreamPool(inst.host, inst.port);
+          }
+        },
+        (err: unknown) => {
+          // Not resumed: it is still paused (observed), so the next request tries again.
+          if (inst.state === 'running') inst.state = 'paused';
+          throw err;
+        },
+      )
+      .finally(() => {
+        inst.resuming = null;
+        this.#o.metrics.resumeDuration.observe({ service: inst.service.config.name }, (performance.now() - t0) / 1000);
+        this.#o.onChange(inst);
+      });
     return inst.resuming;
   }
 
@@ -249,7 +268,7 @@ export class InstancePool {
     return this.#o.runtime.delete(inst.name).catch((err: unknown) => this.#failed('delete', inst, err));
   }
 
-  async #boot(inst: InstanceEntry): Promise<void> {
+  async #boot(inst: InstanceEntry, session: InstanceSession | undefined): Promise<void> {
     const cfg = inst.service.config;
     const t0 = performance.now();
     try {
@@ -263,6 +282,8 @@ export class InstancePool {
         workingDir: cfg.container.workingDir,
         readinessPath: cfg.container.readinessPath,
         startTimeoutMs: this.#o.startTimeoutMs,
+        ...(session ? { session } : {}),
+        sandbox: cfg.container.sandbox,
       });
       inst.pid = started.pid;
       inst.incarnation = started.incarnation;

@@ -5,7 +5,8 @@
  * time) in the state the runtime observes, restore the sessions bound to them with their original deadlines,
  * and clean up the rest — records whose instance is gone, and live instances nothing is bound to (no orphan
  * is left). Instances recorded for another gateway id are left alone. In memory mode the store is empty, so
- * every leftover is deleted. Called once by gateway.ts before the gateway serves.
+ * every leftover is deleted — except on a runtime that `reapsLeftovers` (Kubernetes claims, found again by
+ * their session's next request). Called once by gateway.ts before the gateway serves.
  */
 import type { Logger } from '../common/log.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
@@ -50,6 +51,7 @@ export async function rehydrate(core: GatewayCore, o: RehydrateOptions): Promise
       if (rec !== undefined && rec.gateway !== o.gatewayId) return; // another gateway's, left for its restart
       const svc = services.get(f.service);
       const wanted = rec !== undefined && svc !== undefined && (rec.warm || bound.has(f.name));
+      if (!wanted && o.runtime.reapsLeftovers) return; // the runtime's own policy keeps or reaps it
       const got = await o.runtime.adopt(wanted ? rec : f);
       if (got === undefined) return;
       if (!wanted || svc === undefined) {

@@ -9,6 +9,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { isTetherError, type TetherError, unavailable } from '../common/errors.ts';
+import { sessionKeyHash } from '../sessions/session-hash.ts';
 import { type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -271,7 +272,18 @@ export class Scheduler {
       return undefined;
     }
     // max-instances bounds every instance of the gateway; at the cap, a warm one elsewhere may give way.
-    if (this.#o.pool.free() > 0) return this.#o.table.bind(svc, this.#o.pool.start(svc, false), key);
+    if (this.#o.pool.free() > 0) {
+      // With target 1 the instance is this session's alone: a Kubernetes claim is named and labelled for it.
+      const session =
+        cfg.target === 1
+          ? {
+              claim: this.#o.table.claimOf(svc, key),
+              keyHash: sessionKeyHash(key),
+              expiresAt: this.#o.table.expiryOf(svc),
+            }
+          : undefined;
+      return this.#o.table.bind(svc, this.#o.pool.start(svc, false, session), key);
+    }
     if (!this.#o.pool.makeRoom()) this.#reclaim(this.#o.pool.all(), svc);
     return undefined;
   }

@@ -65,6 +65,17 @@ export class SessionTable {
     return this.#o.gatewayId;
   }
 
+  /** The claim/agent name a session of `key` has in `svc`. */
+  claimOf(svc: ServiceState, key: string): string {
+    return this.#o.claimName(svc.config.name, key);
+  }
+
+  /** When a session bound now would expire (epoch ms), or null. */
+  expiryOf(svc: ServiceState): number | null {
+    const exp = svc.config.sessionExpiryMs;
+    return exp === null ? null : this.#o.clock.now() + exp;
+  }
+
   /**
    * Reserves `inst` for the new session `key` (synchronously) and asks the store to bind it; `entry.bound`
    * settles with the store's answer (rejects with `BindRefused` or 503 when the binding was not made here).
@@ -72,15 +83,14 @@ export class SessionTable {
    */
   bind(svc: ServiceState, inst: InstanceEntry, key: string, fromWarm = false): SessionEntry {
     const now = this.#o.clock.now();
-    const exp = svc.config.sessionExpiryMs;
     const s: SessionEntry = {
       id: sessionId(key),
       key,
-      claim: this.#o.claimName(svc.config.name, key),
+      claim: this.claimOf(svc, key),
       instance: inst,
       createdAt: now,
       lastActive: now,
-      expiresAt: exp === null ? null : now + exp,
+      expiresAt: this.expiryOf(svc),
       inflight: 0,
       live: true,
       synced: '',

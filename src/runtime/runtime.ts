@@ -1,10 +1,10 @@
 /**
  * @module
  * The `InstanceRuntime` interface: how the gateway starts, pauses, resumes and deletes instances.
- * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts
- * (processes); a Kubernetes runtime (agent-sandbox) comes later. State is observed, not assumed: `pause`
- * resolves once the runtime saw the instance stopped, and `list`/`adopt` let a restarted gateway take back
- * the instances a previous one left running (the session store says which are still bound).
+ * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts (processes,
+ * optionally isolated) and kubernetes/kubernetes-runtime.ts (agent-sandbox claims). State is observed, not
+ * assumed: `pause` resolves once the runtime saw the instance stopped, and `list`/`adopt` let a restarted
+ * gateway take back the instances a previous one left running (the session store says which are still bound).
  */
 
 /** Header on the gateway's own requests to an instance (readiness, warm-up); apps may leave them out of counters. */
@@ -30,6 +30,49 @@ export interface InstanceSpec {
   readinessPath?: string;
   /** How long the instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /**
+   * The one session this instance is started for (`target: 1`): the Kubernetes runtime names its SandboxClaim
+   * with `claim` and labels it with `keyHash` (a hash, never the key). Absent for shared and pre-started instances.
+   */
+  session?: InstanceSession;
+  /** The workload token file the instance reads (`TETHER_TOKEN_FILE`); an isolated instance sees it read-only. */
+  tokenFile?: string;
+  /** What an isolated instance may see and use; ignored without isolation. */
+  sandbox?: SandboxOptions;
+}
+
+/** The session an instance is started for. */
+export interface InstanceSession {
+  /** The session's stable claim/agent name. */
+  claim: string;
+  /** sha256 of the session key, 32 hex (sessions/session-hash.ts). */
+  keyHash: string;
+  /** Absolute end of the session (epoch ms), or null. */
+  expiresAt: number | null;
+}
+
+/** Where an instance listens now (a resumed Kubernetes sandbox has a new pod, so a new address). */
+export interface InstanceAddress {
+  host: string;
+  port: number;
+}
+
+/** Container limits (`resources.limits`) in base units. */
+export interface ResourceLimits {
+  memoryBytes?: number;
+  /** Thousandths of a core (`500m` = 500). */
+  cpuMillicores?: number;
+  /** Most processes and threads at once. */
+  pids?: number;
+}
+
+/** The isolation side of a service's spec. */
+export interface SandboxOptions {
+  /** Absolute host paths the instance may read, besides its workingDir and the files its command names. */
+  readOnlyPaths: readonly string[];
+  limits: ResourceLimits;
+  /** Whether it may reach the public internet (never the host's own networks). */
+  publicEgress: boolean;
 }
 
 /** A started, ready instance. */
@@ -39,8 +82,9 @@ export interface StartedInstance {
   pid: number | null;
   /**
    * What tells this instance from a later one reusing its name or pid: the local runtime gives the process
-   * start time (`/proc/<pid>/stat` field 22, clock ticks after boot, as a decimal string); a Kubernetes runtime
-   * the pod uid. `adopt` takes an instance back only when it still matches. null when the runtime has none.
+   * start time (`/proc/<pid>/stat` field 22, clock ticks after boot, as a decimal string); the Kubernetes
+   * runtime the SandboxClaim's uid. `adopt` takes an instance back only when it still matches; null when
+   * the runtime has none.
    */
   incarnation: string | null;
   /** Where the instance listens (an address every gateway sharing the session store can reach). */
@@ -91,8 +135,9 @@ export interface InstanceRuntime {
   start(spec: InstanceSpec): Promise<StartedInstance>;
   /** Freezes the instance (keeps its state, uses no CPU); resolves once the pause is observed. */
   pause(name: string): Promise<void>;
-  /** Unfreezes a paused instance; resolves once it runs again. */
-  resume(name: string): Promise<void>;
+  /** Unfreezes a paused instance; resolves once it runs, with its address when that changed. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: runtimes whose address never changes resolve with nothing
+  resume(name: string): Promise<void | InstanceAddress>;
   /** Deletes the instance: graceful stop, then forced after the grace period. Resolves when it is gone. */
   delete(name: string): Promise<void>;
   /** Captured output of a live or recently ended instance, oldest first; undefined when unknown. */
@@ -110,6 +155,12 @@ export interface InstanceRuntime {
    * @returns the instance as observed, or undefined when it is gone or is not the recorded one (a stale record)
    */
   adopt(record: InstanceIdentity): Promise<ObservedInstance | undefined>;
+  /**
+   * True when leftovers nobody adopts are the runtime's own to keep or reap (Kubernetes: a claim is found again
+   * by its session's next request, or deleted by the services' idle policy): a restarted gateway then leaves
+   * unbound leftovers alone instead of deleting them. Absent = false (local: the gateway deletes them).
+   */
+  readonly reapsLeftovers?: boolean;
   /** Deletes every instance. Safe to call twice. */
   close(): Promise<void>;
   /**

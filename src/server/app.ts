@@ -25,6 +25,7 @@ import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
+import { consoleRoutes } from './routes/console.ts';
 import { eventRoutes } from './routes/events.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { leaseRoutes } from './routes/lease.ts';
@@ -55,6 +56,8 @@ export interface MemoryServerOptions {
   verify?: (key: string) => Promise<AuthContext>;
   /** Add process metrics to /metrics. @default false */
   processMetrics?: boolean;
+  /** The gateway admin URL the web console reaches through this server (`tether up`). @default none: memory only */
+  consoleGateway?: () => string | undefined;
   /** Request and purge rate limits (see `rate-limits.ts`). @default 100 requests/s per key, 6 purges/min */
   limits?: Omit<RequestLimitsOptions, 'clock'>;
   /** Request body bytes in work at once (`body-budget.ts`). @default 512 KiB */
@@ -145,6 +148,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
 
   const routes: RegisteredRoute[] = [];
   app.addHook('onRoute', (route) => {
+    // Hidden routes (the web console's files) are not part of the API: not in OpenAPI, not listed here.
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) return;
     for (const method of [route.method].flat()) {
       if (method === 'HEAD') continue;
       const config = route.config as { public?: boolean } | undefined;
@@ -192,6 +197,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(leaseRoutes, { calls: resume });
   await app.register(mcpRoutes, { calls, resume, leases, clock });
+  await app.register(consoleRoutes, { gatewayAdminUrl: options.consoleGateway });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
   return { app, engine, reader, registries, metrics, records, leases, calls, routes, bodyBudget };
 }

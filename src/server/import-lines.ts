@@ -1,6 +1,6 @@
 /**
  * @module
- * NDJSON import body -> the registry versions and events it carries, each named by its line
+ * NDJSON import body -> the registry versions, events and resume records it carries, each named by its line
  * (`line 3`), with wire checks only: JSON, shape, well-formed text, a namespace and tenant the admin
  * key reaches. The memory checks (registry, values, times) are `memory/backup-import.ts`'s. Used by
  * the import route.
@@ -8,8 +8,10 @@
 import { type AuthContext, NAME_PATTERN, parseNamespace, reachesTenant } from '../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../common/errors.ts';
 import type { ImportedEvent, ImportedVersion } from '../memory/backup-import.ts';
+import type { ResumeRecordLine } from '../store/resume-types.ts';
 import { eventLine, registryLine } from './schemas/events.ts';
 import { predicateDefOf } from './schemas/registry.ts';
+import { resumeRecordLine, resumeRecordOf } from './schemas/resume-lines.ts';
 import { parseWith } from './validate.ts';
 import { requireWellFormed } from './well-formed.ts';
 
@@ -17,9 +19,10 @@ import { requireWellFormed } from './well-formed.ts';
 export function parseImportLines(
   body: string,
   auth: AuthContext,
-): { versions: ImportedVersion[]; events: ImportedEvent[] } {
+): { versions: ImportedVersion[]; events: ImportedEvent[]; records: ResumeRecordLine[] } {
   const versions: ImportedVersion[] = [];
   const events: ImportedEvent[] = [];
+  const records: ResumeRecordLine[] = [];
   for (const [i, raw] of body.split('\n').entries()) {
     const text = raw.trim();
     if (text === '') continue;
@@ -47,6 +50,18 @@ export function parseImportLines(
       versions.push({ at, version: { id: v.id, tenant: v.tenant, recordedAt: v.recorded_at, predicates } });
       continue;
     }
+    if (json !== null && typeof json === 'object' && 'resume_record' in json) {
+      const parsed = parseWith(
+        resumeRecordLine,
+        (json as { resume_record: unknown }).resume_record,
+        at,
+        `${at}.resume_record.`,
+      );
+      const { tenant } = parseNamespace(parsed.namespace, `${at}.resume_record.namespace`);
+      if (!reachesTenant(auth, tenant)) throw namespaceMismatch(`${auth.tenant}:*`, parsed.namespace);
+      records.push(resumeRecordOf(parsed));
+      continue;
+    }
     const line = parseWith(eventLine, json, at, `${at}.`);
     const { tenant } = parseNamespace(line.namespace, `${at}.namespace`);
     if (!reachesTenant(auth, tenant)) throw namespaceMismatch(`${auth.tenant}:*`, line.namespace);
@@ -72,5 +87,5 @@ export function parseImportLines(
       },
     });
   }
-  return { versions, events };
+  return { versions, events, records };
 }

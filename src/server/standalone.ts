@@ -43,6 +43,8 @@ export interface StandaloneOptions {
   metricsToken?: string;
   /** Use this store instead of opening SQLite in `dataDir`. */
   store?: Store;
+  /** The gateway admin URL the web console reaches through this server (`tether up`). */
+  consoleGateway?: () => string | undefined;
   plugins?: ((
     app: FastifyInstance,
     deps: { metrics: MemoryMetrics; keys: KeyService; clock: Clock },
@@ -83,6 +85,7 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     log: options.log,
     defaultRegistry: options.defaultRegistry,
     processMetrics: true,
+    consoleGateway: options.consoleGateway,
     metricsToken: options.metricsToken,
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,

@@ -76,6 +76,7 @@ export function withWorkloadIdentity(runtime: InstanceRuntime, o: IdentityRuntim
       try {
         return await runtime.start({
           ...spec,
+          tokenFile: file,
           env: { ...spec.env, TETHER_URL: o.memoryUrl, TETHER_TOKEN_FILE: file, TETHER_AUDIENCE: audience },
         });
       } catch (err) {

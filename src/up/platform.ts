@@ -16,6 +16,9 @@ import { loadOrCreateSecret } from '../common/secret-file.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
+import type { ServiceConfig } from '../gateway/services/service-config.ts';
+import { createIsolation, defaultSandboxDir, type IsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import { type RunningMemoryServer, startMemoryServer } from '../server/standalone.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
@@ -53,6 +56,10 @@ export interface LocalPlatformOptions {
   /** Passed to the gateway (tests use short ones). */
   queueTimeoutMs?: number;
   graceMs?: number;
+  /** How instances are isolated. @default 'auto' (namespaces when the machine allows, else plain processes) */
+  isolation?: IsolationMode;
+  /** Where isolated instances keep their work folders. @default `<tmpdir>/tether-sandboxes-<user>` */
+  sandboxDir?: string;
   log: Logger;
   clock?: Clock;
 }
@@ -61,7 +68,13 @@ export interface LocalPlatformOptions {
 export interface LocalPlatform {
   memory: RunningMemoryServer;
   gateway: Gateway;
+  /** The services loaded from the manifests. */
+  services: readonly ServiceConfig[];
+  /** The web console: on the memory server, reaching the gateway admin API through it. */
+  consoleUrl: string;
   authority: AuthorityApiServer;
+  /** The isolation in force. */
+  isolation: 'namespaces' | 'none';
   /** The file holding the gateway admin token (mode 0600): the admin API needs `Authorization: Bearer <it>`. */
   adminTokenFile: string;
   /** Stops the gateway (and every instance), then the memory server and the authority. Safe twice. */
@@ -96,6 +109,9 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
   let memory: RunningMemoryServer | undefined;
+  let isolation: Isolation | undefined;
+  // Known once the gateway listens; until then the console shows memory only.
+  let gatewayAdminUrl: string | undefined;
   try {
     memory = await startMemoryServer({
       host: o.host ?? '127.0.0.1',
@@ -105,6 +121,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       log: log.child({ component: 'memory' }),
       adminKey: o.adminKey,
       clock,
+      consoleGateway: () => gatewayAdminUrl,
       plugins: kubernetesPlugins(
         {
           kubernetes: true,
@@ -116,7 +133,17 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
         log,
       ),
     });
-    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs }), {
+    // Instances see nothing of the data folder (memory, admin key, authority, tokens), even when it lies
+    // inside a folder they read (the default .tether is inside the checkout the example agents run from).
+    isolation = await createIsolation({
+      requested: o.isolation ?? 'auto',
+      why: o.isolation ? 'asked for' : 'the default of tether up',
+      memoryUrl: memory.url,
+      hidden: [dataDir],
+      dir: o.sandboxDir ?? defaultSandboxDir(),
+      log,
+    });
+    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs, isolation }), {
       authority,
       namespaceOf,
       tokenDir: join(dataDir, 'instances'),
@@ -144,12 +171,16 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       log,
       clock,
     });
+    gatewayAdminUrl = gateway.adminUrl;
     const mem = memory;
     let closing: Promise<void> | undefined;
     return {
       memory: mem,
       gateway,
+      services,
+      consoleUrl: `${mem.url}/console/`,
       authority: api,
+      isolation: isolation ? isolation.mode : 'none',
       adminTokenFile,
       close() {
         closing ??= (async () => {
@@ -161,6 +192,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       },
     };
   } catch (err) {
+    await isolation?.close();
     await memory?.close();
     await api.close();
     throw err;

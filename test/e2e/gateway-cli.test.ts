@@ -75,6 +75,10 @@ describe('tether gateway (command line)', () => {
       '--session-store',
       '--max-instances',
       '--admin-token',
+      '--data',
+      '--signed-session-keys',
+      '--secure-cookies',
+      '--trusted-proxies',
     ]) {
       assert.ok(out.includes(flag), `help lists ${flag}`);
     }

@@ -50,7 +50,8 @@ describe('tether memory (process)', () => {
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
     const adminKey = readFileSync(keyFile, 'utf8').trim();
     assert.ok(!out().includes(adminKey.slice(21)), 'the key secret must not be logged');
-    assert.match(out(), /Admin key file: .*admin\.key/);
+    assert.match(out(), /admin key: .*admin\.key/);
+    assert.match(out(), /web console +http:\/\/\S+\/console\//);
 
     const minted = await fetch(`${url}/v1/keys`, {
       method: 'POST',

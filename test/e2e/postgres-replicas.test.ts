@@ -67,7 +67,8 @@ describe('two memory replicas on one PostgreSQL', () => {
     const events = (await exported.text())
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l))
+      .filter((l) => !('registry_version' in l)); // the tenant's rules come before its first event
     assert.equal(events.length, 200);
     assert.equal(new Set(events.map((e) => e.value)).size, 200);
     const ids = results.map((r) => r.body.event.id);

@@ -4,66 +4,14 @@
  * the same process with its state, deadlines are the recorded ones and fire then, nothing leaks or doubles.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
 import { startRedis } from '../helpers/redis.ts';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
-const SECRETS = { TETHER_CLAIM_SECRET: 'c'.repeat(64), TETHER_SESSION_SECRET: 's'.repeat(64) };
-
-interface Run {
-  child: ChildProcess;
-  out: () => string;
-  publicUrl: string;
-  adminUrl: string;
-}
-
-async function runGateway(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'gateway', ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TETHER_LOG_LEVEL: 'info', ...SECRETS },
-  });
-  let out = '';
-  child.stdout?.on('data', (c) => {
-    out += c;
-  });
-  child.stderr?.on('data', (c) => {
-    out += c;
-  });
-  const line = await waitFor(
-    'gateway listening',
-    () =>
-      out.split('\n').find((l) => l.includes('"gateway listening"')) ??
-      (child.exitCode !== null ? `exit ${out}` : undefined),
-    { timeoutMs: 30_000 },
-  );
-  if (line.startsWith('exit')) throw new Error(line);
-  const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };
-  return { child, out: () => out, publicUrl, adminUrl };
-}
-
-interface AdminSession {
-  id: string;
-  service: string;
-  instance: string;
-  state: string;
-  idle_deadline: string | null;
-  expires_at: string | null;
-  gateway: string;
-}
-
-async function adminJson<T>(run: Run, path: string): Promise<T> {
-  const r = await send(run.adminUrl, { path });
-  assert.equal(r.status, 200, r.body);
-  return JSON.parse(r.body) as T;
-}
+import { type AdminSession, adminJson, runGateway } from './helpers/gateway-process.ts';
 
 const KEEP = 'keep.default.example.com';
 const NAP = 'nap.default.example.com';

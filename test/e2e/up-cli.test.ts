@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,6 +32,8 @@ describe('tether up (process)', () => {
     const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
     assert.ok(gateway && memory, out);
     const [, publicUrl, adminUrl] = gateway as RegExpExecArray;
+    // --isolation auto, the default of tether up: on a machine with bubblewrap and root, namespaces.
+    assert.match(out, /isolation {7}namespaces\n/, out);
 
     const r = await send(publicUrl as string, {
       host: 'memory-agent.default.example.com',
@@ -61,5 +63,9 @@ describe('tether up (process)', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0, out.slice(-2000));
     for (const pid of pids) assert.ok(isGone(pid), `instance pid ${pid} left behind`);
+    const fence = /"table":"inet (tether_\d+_\d+)"/.exec(out)?.[1];
+    assert.ok(fence, 'the fence table is logged');
+    const tables = execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' });
+    assert.ok(!tables.includes(fence), `${fence} left behind`);
   });
 });

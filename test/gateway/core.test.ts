@@ -111,6 +111,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     core.reconcile();
     await settle(core, svc);
     const a = await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established: not reclaimed for b
     assert.equal(a.instance.warm, false);
     const waiting = core.scheduler.acquire(svc, 'b', never);
     await new Promise((r) => setImmediate(r));

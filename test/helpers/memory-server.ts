@@ -43,7 +43,13 @@ export async function startTestMemoryServer(
   options: { dataDir?: string; adminKey?: string; clock?: Clock } & Partial<
     Pick<
       StandaloneOptions,
-      'plugins' | 'keyCacheTtlMs' | 'metricsToken' | 'limits' | 'maxScanEvents' | 'maxBodyBytesInWork'
+      | 'plugins'
+      | 'keyCacheTtlMs'
+      | 'metricsToken'
+      | 'limits'
+      | 'maxScanEvents'
+      | 'maxBodyBytesInWork'
+      | 'consoleGateway'
     >
   > = {},
 ): Promise<TestMemoryServer> {
@@ -62,6 +68,7 @@ export async function startTestMemoryServer(
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
     maxBodyBytesInWork: options.maxBodyBytesInWork,
+    consoleGateway: options.consoleGateway,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

@@ -15,24 +15,7 @@ let kube: KubeDouble;
 const NS = 'agents';
 const PORT = 20_000 + Math.floor(Math.random() * 20_000);
 
-/** Resolves with the first value `check` returns (re-checked after every store write), or fails after 10 s. */
-function until<T>(check: () => T | undefined): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const first = check();
-    if (first !== undefined) return resolve(first);
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error('condition not reached within 10 s'));
-    }, 10_000);
-    const stop = kube.store.subscribe(() => {
-      const v = check();
-      if (v === undefined) return;
-      clearTimeout(timer);
-      stop();
-      resolve(v);
-    });
-  });
-}
+const until = <T>(check: () => T | undefined) => kube.until('the controllers', check);
 
 function get(host: string, path = '/env'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {

@@ -34,7 +34,7 @@ interface Condition {
 
 /** The controllers; `start()` after the store exists, `stop()` kills every pod process. */
 export class SandboxController {
-  readonly kubelet = new FakeKubelet();
+  readonly kubelet: FakeKubelet;
   readonly #store: ObjectStore;
   #unsubscribe: (() => void) | undefined;
   #scheduled = false;
@@ -42,8 +42,10 @@ export class SandboxController {
   /** Reconcile passes run so far. */
   passes = 0;
 
-  constructor(store: ObjectStore) {
+  /** @param podStartDelayMs how long each pod takes to start (scheduling, image pull, runtime) @default 0 */
+  constructor(store: ObjectStore, podStartDelayMs = 0) {
     this.#store = store;
+    this.kubelet = new FakeKubelet(podStartDelayMs);
   }
 
   start(): void {

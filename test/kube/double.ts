@@ -32,6 +32,11 @@ export interface KubeDoubleOptions extends ClusterOptions {
    * and each pod is a local process on its own loopback address. @default false
    */
   controllers?: boolean;
+  /**
+   * How long a pod takes to start its process, as scheduling and the container runtime take on a node. The
+   * bench sets it so a refill's process start does not fall inside a measured request. @default 0
+   */
+  podStartDelayMs?: number;
 }
 
 /** One request the double served. */
@@ -89,7 +94,7 @@ export class KubeDouble extends FakeCluster {
     super(options);
     this.#rbacNamespaces = options.rbacNamespaces ?? '*';
     this.#canReview = options.canReviewTokens ?? true;
-    this.controller = options.controllers ? new SandboxController(this.store) : undefined;
+    this.controller = options.controllers ? new SandboxController(this.store, options.podStartDelayMs) : undefined;
   }
 
   /** Make certificates, listen on 127.0.0.1, write the kubeconfig. Called by `startKubeDouble`. */
@@ -161,6 +166,28 @@ export class KubeDouble extends FakeCluster {
     return this.calls.filter((c) =>
       Object.entries(filter).every(([k, v]) => (c as unknown as Record<string, unknown>)[k] === v),
     ).length;
+  }
+
+  /**
+   * Resolves with the first value `check` returns, re-checked after every write to the store (no polling).
+   * @throws Error naming `what` after `timeoutMs` @default 10000
+   */
+  until<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const first = check();
+      if (first !== undefined) return resolve(first);
+      const timer = setTimeout(() => {
+        stop();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      const stop = this.store.subscribe(() => {
+        const v = check();
+        if (v === undefined) return;
+        clearTimeout(timer);
+        stop();
+        resolve(v);
+      });
+    });
   }
 
   /** Forget the recorded calls. */

@@ -23,7 +23,8 @@ interface Container {
 interface Running {
   /** `namespace/name` of the pod. */
   pod: string;
-  child: ChildProcess;
+  /** Undefined until the start delay passed. */
+  child: ChildProcess | undefined;
   ip: string;
   ready: boolean;
   done: boolean;
@@ -55,7 +56,11 @@ export class FakeKubelet {
     for (const p of this.#pods.values()) signal(p.child, 'SIGKILL');
   };
 
-  constructor() {
+  readonly #startDelayMs: number;
+
+  /** @param startDelayMs how long a pod takes to start its process (scheduling, image, runtime) @default 0 */
+  constructor(startDelayMs = 0) {
+    this.#startDelayMs = startDelayMs;
     process.on('exit', this.#killAll);
   }
 
@@ -71,7 +76,8 @@ export class FakeKubelet {
   }
 
   /**
-   * Starts the pod's process (once per uid). `changed` is called when it becomes ready or exits.
+   * Starts the pod's process (once per uid), after the start delay. `changed` is called when it becomes
+   * ready or exits.
    * @returns the pod IP
    */
   run(pod: WireObject, changed: () => void): string {
@@ -84,43 +90,49 @@ export class FakeKubelet {
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' };
     for (const e of c.env ?? []) env[e.name] = e.value ?? '';
     env.HOST = ip;
-    const child = spawn(argv[0] ?? 'false', argv.slice(1), {
-      cwd: c.workingDir ?? process.cwd(),
-      env,
-      detached: true,
-      stdio: 'ignore',
-    });
-    child.on('error', () => {}); // a missing command exits the pod (below)
     const running: Running = {
       pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
-      child,
+      child: undefined,
       ip,
       ready: false,
       done: false,
       exited: Promise.resolve(),
     };
-    running.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     this.#pods.set(pod.metadata.uid, running);
-    void running.exited.then(() => {
-      running.done = true;
-      if (this.#pods.get(pod.metadata.uid) === running) {
-        running.ready = false;
-        changed();
-      }
-    });
-    const port = c.ports?.[0]?.containerPort ?? 8080;
-    void this.#probe(running, port, c.readinessProbe?.httpGet?.path).then((ok) => {
-      if (ok) {
-        running.ready = true;
-        changed();
-      }
-    });
+    const launch = () => {
+      if (this.#pods.get(pod.metadata.uid) !== running || running.stopping || this.#stopped) return;
+      const child = spawn(argv[0] ?? 'false', argv.slice(1), {
+        cwd: c.workingDir ?? process.cwd(),
+        env,
+        detached: true,
+        stdio: 'ignore',
+      });
+      child.on('error', () => {}); // a missing command exits the pod (below)
+      running.child = child;
+      running.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+      void running.exited.then(() => {
+        running.done = true;
+        if (this.#pods.get(pod.metadata.uid) === running) {
+          running.ready = false;
+          changed();
+        }
+      });
+      const port = c.ports?.[0]?.containerPort ?? 8080;
+      void this.#probe(running, port, c.readinessProbe?.httpGet?.path).then((ok) => {
+        if (ok) {
+          running.ready = true;
+          changed();
+        }
+      });
+    };
+    if (this.#startDelayMs > 0) setTimeout(launch, this.#startDelayMs).unref();
+    else launch();
     return ip;
   }
 
   /** True while a process of pod `namespace/name` has not exited (stopping included). */
   hasProcess(namespace: string, name: string): boolean {
-    for (const p of this.#pods.values()) if (p.pod === `${namespace}/${name}` && !p.done) return true;
+    for (const p of this.#pods.values()) if (p.pod === `${namespace}/${name}` && !p.done && p.child) return true;
     return false;
   }
 
@@ -129,6 +141,13 @@ export class FakeKubelet {
     const p = this.#pods.get(podUid);
     if (!p || p.stopping) return;
     p.stopping = true;
+    if (!p.child) {
+      // Not started yet: nothing to kill.
+      this.#pods.delete(podUid);
+      used.delete(p.ip);
+      changed?.();
+      return;
+    }
     signal(p.child, 'SIGTERM');
     const timer = setTimeout(() => signal(p.child, 'SIGKILL'), 1000);
     await p.exited;
@@ -179,9 +198,9 @@ function probeOnce(host: string, port: number, path: string | undefined): Promis
   });
 }
 
-function signal(child: ChildProcess, sig: NodeJS.Signals): void {
+function signal(child: ChildProcess | undefined, sig: NodeJS.Signals): void {
   try {
-    if (child.pid !== undefined) process.kill(-child.pid, sig);
+    if (child?.pid !== undefined) process.kill(-child.pid, sig);
   } catch {
     // already gone
   }

@@ -63,7 +63,7 @@ describe('export -> purge -> import', () => {
       body: exported.text,
       headers: { 'content-type': 'application/x-ndjson' },
     });
-    assert.deepEqual(imp.body, { imported: 4, skipped: 0, registry_versions: 0 });
+    assert.deepEqual(imp.body, { imported: 4, skipped: 0, registry_versions: 0, resume_records: 0 });
     assert.equal((await srv.call('GET', '/v1/events', { key })).text, exported.text);
     const historyAfter = await srv.call('GET', '/v1/memories/history?subject=user&predicate=lives_in', { key });
     assert.deepEqual(historyAfter.body, historyBefore.body);
@@ -72,7 +72,7 @@ describe('export -> purge -> import', () => {
       body: exported.text,
       headers: { 'content-type': 'application/x-ndjson' },
     });
-    assert.deepEqual(again.body, { imported: 0, skipped: 4, registry_versions: 0 });
+    assert.deepEqual(again.body, { imported: 0, skipped: 4, registry_versions: 0, resume_records: 0 });
   });
 
   it('exports after an id with since', async () => {

@@ -102,7 +102,7 @@ describe('POST /v1/events/import restores a backup', () => {
 
     const r = await importInto(target, exported);
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body, { imported: 2, skipped: 0, registry_versions: 2 });
+    assert.deepEqual(r.body, { imported: 2, skipped: 0, registry_versions: 2, resume_records: 0 });
     const again = (await target.call('GET', '/v1/events?namespace=hist:a', { key: target.adminKey })).text;
     assert.equal(again, exported);
     const versions = await target.running.store.registryVersions('hist');

@@ -13,11 +13,12 @@ const AGENT = resolve(ROOT, 'examples/memory-agent/server.ts');
 const HOST = 'memory-agent.default.example.com';
 
 let dir: string;
+let manifest: string;
 let platform: LocalPlatform;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tether-up-'));
-  const manifest = join(dir, 'agent.yaml');
+  manifest = join(dir, 'agent.yaml');
   writeFileSync(
     manifest,
     `apiVersion: serving.knative.dev/v1
@@ -166,5 +167,47 @@ describe('tether up: gateway instances with workload identity and memory', () =>
     }
     assert.equal(platform.adminTokenFile, join(dir, 'data', 'gateway', 'admin.token'));
     assert.equal((await fetch(`${platform.gateway.adminUrl}/_tether/sessions`)).status, 401);
+  });
+
+  it('reloads its manifests (SIGHUP): a new service in another namespace is served, its instances get that tenant', async () => {
+    const extra = `---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata:
+  name: extra
+  namespace: team-x
+spec:
+  template:
+    metadata:
+      annotations:
+        serving.knative.dev/session-affinity-cookie: "agent"
+    spec:
+      containers:
+        - command: ["node", ${JSON.stringify(resolve(ROOT, 'examples/session-app/server.mjs'))}]
+          workingDir: ${JSON.stringify(resolve(ROOT, 'examples/session-app'))}
+`;
+    writeFileSync(manifest, readFileSync(manifest, 'utf8') + extra);
+    const result = await platform.gateway.reload();
+    assert.deepEqual(result.added, ['extra']);
+    assert.deepEqual(result.unchanged, ['memory-agent']);
+    const status = await new Promise<number>((resolve, reject) => {
+      http
+        .get(
+          platform.gateway.publicUrl,
+          { headers: { host: 'extra.team-x.example.com', cookie: 'agent=z' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        )
+        .on('error', reject);
+    });
+    assert.equal(status, 200);
+    const inst = (await instances()).find((i) => i.name.startsWith('extra-'));
+    assert.ok(inst);
+    const token = readFileSync(join(dir, 'data', 'instances', inst.name, 'token'), 'utf8');
+    const r = await exchange(token);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal((r.body as { tenant?: string }).tenant, 'team-x');
   });
 });

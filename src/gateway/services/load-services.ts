@@ -7,7 +7,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { parseService } from './parse-service.ts';
+import { type ParseOptions, parseService } from './parse-service.ts';
 import { ManifestError, type ServiceConfig } from './service-config.ts';
 
 /**
@@ -15,7 +15,7 @@ import { ManifestError, type ServiceConfig } from './service-config.ts';
  * @param path a YAML file or a folder (not recursive)
  * @throws {ManifestError} on the first problem, naming file, document and field
  */
-export async function loadServices(path: string): Promise<ServiceConfig[]> {
+export async function loadServices(path: string, options: ParseOptions = {}): Promise<ServiceConfig[]> {
   const abs = resolve(path);
   let files: string[];
   try {
@@ -30,7 +30,7 @@ export async function loadServices(path: string): Promise<ServiceConfig[]> {
     throw new ManifestError(abs, 0, 'path', `cannot be read: ${(err as Error).message}`);
   }
   const services: ServiceConfig[] = [];
-  for (const file of files) services.push(...parseManifestText(await readFile(file, 'utf8'), file));
+  for (const file of files) services.push(...parseManifestText(await readFile(file, 'utf8'), file, options));
   if (services.length === 0) throw new ManifestError(abs, 0, 'path', 'holds no Service manifest');
   checkUnique(services);
   return services;
@@ -42,7 +42,7 @@ export async function loadServices(path: string): Promise<ServiceConfig[]> {
  * @param file the file name used in messages and to resolve relative working directories
  * @throws {ManifestError}
  */
-export function parseManifestText(text: string, file: string): ServiceConfig[] {
+export function parseManifestText(text: string, file: string, options: ParseOptions = {}): ServiceConfig[] {
   const out: ServiceConfig[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
     if ('errors' in doc && doc.errors.length > 0) {
@@ -50,7 +50,7 @@ export function parseManifestText(text: string, file: string): ServiceConfig[] {
     }
     const data = doc.toJS();
     if (data === null || data === undefined) return;
-    out.push(parseService(data, file, i + 1));
+    out.push(parseService(data, file, i + 1, options));
   });
   return out;
 }

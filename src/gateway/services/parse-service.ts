@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { parseDuration } from '../../common/durations.ts';
+import { parseSandbox } from './parse-sandbox.ts';
 import {
   ANNOTATIONS,
   type ContainerConfig,
@@ -22,6 +23,15 @@ const TEMPLATE_ANN = 'spec.template.metadata.annotations';
 
 type Obj = Record<string, unknown>;
 
+/** How strict `parseService` is about the container. */
+export interface ParseOptions {
+  /**
+   * The local runtime runs `command` + `args`; on Kubernetes an image's own entrypoint may do, when `image` is set.
+   * @default 'local'
+   */
+  runtime?: 'local' | 'kubernetes';
+}
+
 /**
  * Parses one document.
  * @param doc the YAML document as JS data
@@ -29,7 +39,7 @@ type Obj = Record<string, unknown>;
  * @param document 1-based document number within the file
  * @throws {ManifestError} naming the field at fault
  */
-export function parseService(doc: unknown, file: string, document: number): ServiceConfig {
+export function parseService(doc: unknown, file: string, document: number, options: ParseOptions = {}): ServiceConfig {
   const fail = (field: string, problem: string): never => {
     throw new ManifestError(file, document, field, problem);
   };
@@ -113,11 +123,17 @@ export function parseService(doc: unknown, file: string, document: number): Serv
     target,
     minScale,
     maxScale,
-    container: parseContainer(tspec.containers, file, fail),
+    container: parseContainer(tspec.containers, file, fail, ann, options.runtime ?? 'local'),
   };
 }
 
-function parseContainer(value: unknown, file: string, fail: (f: string, p: string) => never): ContainerConfig {
+function parseContainer(
+  value: unknown,
+  file: string,
+  fail: (f: string, p: string) => never,
+  ann: Record<string, string>,
+  runtime: 'local' | 'kubernetes',
+): ContainerConfig {
   const base = 'spec.template.spec.containers';
   if (!Array.isArray(value) || value.length === 0) fail(base, 'must list at least one container');
   const c = asObject((value as unknown[])[0], `${base}[0]`, fail);
@@ -129,10 +145,12 @@ function parseContainer(value: unknown, file: string, fail: (f: string, p: strin
     return v as string[];
   };
   const argv = [...strings('command'), ...strings('args')];
-  if (argv.length === 0) {
+  if (c.image !== undefined && typeof c.image !== 'string') fail(f('image'), 'must be a string');
+  if (runtime === 'kubernetes') {
+    if (typeof c.image !== 'string' || c.image === '') fail(f('image'), 'is required by the Kubernetes runtime');
+  } else if (argv.length === 0) {
     fail(f('command'), 'is required by the local runtime (an image is not run locally; give command and args)');
   }
-  if (c.image !== undefined && typeof c.image !== 'string') fail(f('image'), 'must be a string');
   const env: Record<string, string> = {};
   if (c.env !== undefined) {
     if (!Array.isArray(c.env)) fail(f('env'), 'must be a list of {name, value}');
@@ -140,7 +158,7 @@ function parseContainer(value: unknown, file: string, fail: (f: string, p: strin
       const item = asObject(e, f(`env[${i}]`), fail);
       if (typeof item.name !== 'string' || !ENV_NAME.test(item.name))
         fail(f(`env[${i}].name`), `is not a valid name: ${show(item.name)}`);
-      if (item.valueFrom !== undefined) fail(f(`env[${i}].valueFrom`), 'is not supported by the local runtime');
+      if (item.valueFrom !== undefined) fail(f(`env[${i}].valueFrom`), 'is not supported (give a value)');
       const v = item.value ?? '';
       if (typeof v !== 'string') fail(f(`env[${i}].value`), 'must be a string (quote numbers in YAML)');
       env[item.name as string] = v as string;
@@ -177,6 +195,8 @@ function parseContainer(value: unknown, file: string, fail: (f: string, p: strin
     workingDir: resolve(manifestDir, (c.workingDir as string | undefined) ?? '.'),
     containerPort,
     readinessPath,
+    sandbox: parseSandbox(c, ann, manifestDir, (k, problem) => fail(k.startsWith('resources') ? f(k) : k, problem)),
+    raw: c,
   };
 }
 

@@ -4,6 +4,7 @@
  * integers, container resolved for the local runtime), plus the annotation names it reads and
  * `ManifestError`. Types and constants only; parse-service.ts builds these.
  */
+import type { SandboxOptions } from '../../runtime/runtime.ts';
 
 /** Annotation names (spec.template.metadata.annotations). */
 export const ANNOTATIONS = Object.freeze({
@@ -18,9 +19,16 @@ export const ANNOTATIONS = Object.freeze({
   target: 'autoscaling.knative.dev/target',
   minScale: 'autoscaling.knative.dev/min-scale',
   maxScale: 'autoscaling.knative.dev/max-scale',
+  /** Comma-separated paths (relative to the manifest's folder) an isolated instance may read besides its own. */
+  readOnlyPaths: 'tether.dev/read-only-paths',
+  /** "true": an isolated instance may reach the public internet (never the machine's own networks). */
+  publicEgress: 'tether.dev/public-egress',
   /** Ours, not Knative's: only session keys the gateway issued (HMAC-signed) are accepted. */
   signedKeys: 'tether.dev/signed-session-keys',
 });
+
+/** The `resources.limits` key of the pids limit (Kubernetes has none of its own; the local runtime reads it). */
+export const PIDS_LIMIT = 'tether.dev/pids';
 
 /** Defaults when an annotation is absent. */
 export const SERVICE_DEFAULTS = Object.freeze({
@@ -46,6 +54,10 @@ export interface ContainerConfig {
   containerPort: number | undefined;
   /** `readinessProbe.httpGet.path`. */
   readinessPath: string | undefined;
+  /** The container as the manifest gives it (the Kubernetes runtime builds its SandboxTemplate from it). */
+  raw: Readonly<Record<string, unknown>>;
+  /** What an isolated instance may see and use: `resources.limits` and the tether.dev annotations. */
+  sandbox: SandboxOptions;
 }
 
 /** One validated sandbox service. */

@@ -71,6 +71,11 @@ export class Leases {
     return got.value;
   }
 
+  /** The namespace's latest lease, live or not (null when it never had one, or was purged). */
+  latest(namespace: string): Promise<LeaseRecord | null> {
+    return this.#store.getLease(namespace);
+  }
+
   /** The namespace's lease if it is live now, else null. */
   async live(namespace: string): Promise<LeaseRecord | null> {
     const lease = await this.#store.getLease(namespace);

@@ -5,6 +5,8 @@
  * to the group, resume = SIGCONT, each resolved once /proc shows it; delete = SIGTERM then SIGKILL after a
  * grace period. Output goes to files (log-files.ts). Each live instance is recorded in `stateDir`
  * (orphans.ts), so a later runtime can `list` and `adopt` what a stopped or SIGKILLed gateway left.
+ * With an `isolation` (isolation/sandbox.ts) each instance is spawned, paused and signalled through its
+ * sandbox, and ends with this runtime: isolated instances are never detached nor adopted (see orphans.ts).
  * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -19,6 +21,7 @@ import type {
   ObservedInstance,
   StartedInstance,
 } from '../runtime.ts';
+import type { Isolation, Sandbox } from './isolation/sandbox.ts';
 import type { LogBuffer } from './log-buffer.ts';
 import { LogTail, openOutputFiles } from './log-files.ts';
 import {
@@ -34,6 +37,7 @@ import {
   statOf,
 } from './orphans.ts';
 import { instanceEnv } from './process-env.ts';
+import { isStopped, killVerifiedMembers, observeState, signalGroup } from './process-group.ts';
 import { pickFreePort, waitReady } from './readiness.ts';
 
 /** Options of `LocalRuntime`. */
@@ -50,6 +54,8 @@ export interface LocalRuntimeOptions {
    * gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
    */
   stateDir?: string;
+  /** Sandboxes each instance (isolation/choose-isolation.ts builds it); plain process groups without. */
+  isolation?: Isolation;
 }
 
 interface Proc {
@@ -63,13 +69,12 @@ interface Proc {
   exited: Promise<void>;
   /** Reports the exit (once). */
   settle: (code: number | null, signal: string | null) => void;
+  sandbox: Sandbox | undefined;
 }
 
 const HOST = '127.0.0.1';
 /** How often output files are read and adopted processes checked (ms). */
 const WATCH_MS = 500;
-/** How long a pause or resume may take to show in /proc before it is reported as failed (ms). */
-const OBSERVE_MS = 2000;
 
 /** Runs instances as local process groups. */
 export class LocalRuntime implements InstanceRuntime {
@@ -82,8 +87,12 @@ export class LocalRuntime implements InstanceRuntime {
   readonly #keepEnded: number;
   readonly #stateDir: string;
   readonly #watch: NodeJS.Timeout;
+  readonly #isolation: Isolation | undefined;
   readonly #killAllSync = () => {
-    for (const p of this.#procs.values()) signalGroup(p.pid, 'SIGKILL');
+    for (const p of this.#procs.values()) {
+      p.sandbox?.signal('SIGKILL');
+      signalGroup(p.pid, 'SIGKILL');
+    }
   };
   #closed: Promise<void> | undefined;
 
@@ -94,6 +103,7 @@ export class LocalRuntime implements InstanceRuntime {
     this.#keepEnded = options.keepEnded ?? 50;
     if (!(this.#graceMs >= 0)) throw new Error(`Cannot run instances as 'graceMs' must be >= 0: got ${this.#graceMs}`);
     this.#stateDir = options.stateDir ?? defaultStateDir();
+    this.#isolation = options.isolation;
     ensureStateDir(this.#stateDir);
     this.#watch = setInterval(() => this.#check(), WATCH_MS);
     this.#watch.unref();
@@ -106,14 +116,21 @@ export class LocalRuntime implements InstanceRuntime {
     if (this.#closed) throw new Error('runtime is closed');
     const [file, ...args] = spec.argv;
     if (!file) throw new Error(`instance ${spec.name} has no command`);
-    const port = await pickFreePort();
-    if (this.#closed) throw new Error('runtime is closed'); // closed while picking a port: spawn nothing
+    const sandbox = await this.#isolation?.prepare(spec);
+    const port = sandbox?.port || (await pickFreePort());
+    const host = sandbox?.host ?? HOST;
+    if (this.#closed) {
+      await sandbox?.release();
+      throw new Error('runtime is closed'); // closed while preparing: spawn nothing
+    }
+    const env = instanceEnv(spec, port);
+    const launch = sandbox?.launch(spec.argv, env) ?? { file, args, env, cwd: spec.workingDir };
     const fds = openOutputFiles(this.#stateDir, spec.name);
     let child: ChildProcess;
     try {
-      child = spawn(file, args, {
-        cwd: spec.workingDir,
-        env: instanceEnv(spec, port),
+      child = spawn(launch.file, launch.args, {
+        cwd: launch.cwd,
+        env: launch.env,
         detached: true,
         stdio: ['ignore', fds.out, fds.err],
       });
@@ -125,36 +142,40 @@ export class LocalRuntime implements InstanceRuntime {
     if (child.pid === undefined) {
       const err = await spawnError;
       forgetInstance(this.#stateDir, spec.name);
+      await sandbox?.release();
       throw new Error(`instance ${spec.name} could not start '${file}': ${err.message}`);
     }
     const pid = child.pid;
+    sandbox?.spawned(pid);
     const record: InstanceRecord = {
       instance: spec.name,
       service: spec.service,
       pgid: pid,
       startTime: statOf(pid)?.startTime ?? '',
-      host: HOST,
+      host,
       port,
       owner: process.pid,
+      ...(sandbox ? { isolated: true } : {}),
     };
     const gone = new AbortController();
     let exitInfo: { code: number | null; signal: string | null } | undefined;
-    const proc = this.#track(spec.name, child, record, new LogTail(this.#stateDir, spec.name, this.#logLines));
+    const logs = new LogTail(this.#stateDir, spec.name, this.#logLines);
+    const proc = this.#track(spec.name, child, record, logs, sandbox);
     child.once('exit', (code, signal) => {
       exitInfo = { code, signal };
       gone.abort();
       proc.settle(code, signal);
     });
     this.#write(record);
-    this.#log.info({ instance: spec.name, pid, port }, 'instance spawned');
+    this.#log.info({ instance: spec.name, pid, host, port }, 'instance spawned');
     const ready = await waitReady({
-      host: HOST,
+      host,
       port,
       path: spec.readinessPath,
       timeoutMs: spec.startTimeoutMs,
       signal: gone.signal,
     });
-    if (ready) return { name: spec.name, pid, incarnation: record.startTime || null, host: HOST, port };
+    if (ready) return { name: spec.name, pid, incarnation: record.startTime || null, host, port };
     if (exitInfo) {
       throw new Error(
         `instance ${spec.name} exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal})`,
@@ -167,24 +188,27 @@ export class LocalRuntime implements InstanceRuntime {
   async pause(name: string): Promise<void> {
     const p = this.#procs.get(name);
     if (!p) throw new Error(`instance ${name} is not running`);
+    if (p.sandbox) return p.sandbox.pause(); // resolves once frozen (cgroup freezer) or stopped
     signalGroup(p.pid, 'SIGSTOP');
-    await observe(p.pid, (s) => s === 'T' || s === 't', `instance ${name} did not stop`);
+    await observeState(p.pid, isStopped, `instance ${name} did not stop`);
   }
 
   async resume(name: string): Promise<void> {
     const p = this.#procs.get(name);
     if (!p) throw new Error(`instance ${name} is not running`);
+    if (p.sandbox) return p.sandbox.resume();
     signalGroup(p.pid, 'SIGCONT');
-    await observe(p.pid, (s) => s !== 'T' && s !== 't', `instance ${name} did not continue`);
+    await observeState(p.pid, (s) => !isStopped(s), `instance ${name} did not continue`);
   }
 
   async delete(name: string): Promise<void> {
     const p = this.#procs.get(name);
     if (!p) return;
     p.requested = true;
-    signalGroup(p.pid, 'SIGTERM');
-    signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM
-    const timer = setTimeout(() => signalGroup(p.pid, 'SIGKILL'), this.#graceMs);
+    const kill = (signal: NodeJS.Signals) => (p.sandbox ? p.sandbox.signal(signal) : signalGroup(p.pid, signal));
+    kill('SIGTERM');
+    if (!p.sandbox) signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM
+    const timer = setTimeout(() => kill('SIGKILL'), this.#graceMs);
     // An adopted process is not our child: no 'exit' event, so watch /proc closely meanwhile.
     const poll = p.child === null ? setInterval(() => this.#checkOne(p), 20) : undefined;
     await p.exited;
@@ -205,10 +229,17 @@ export class LocalRuntime implements InstanceRuntime {
     this.#listeners.push(listener);
   }
 
+  /** Leftovers of dead gateways; isolated ones are killed here, never listed (they cannot be adopted). */
   async list(): Promise<ObservedInstance[]> {
     const out: ObservedInstance[] = [];
     for (const rec of leftovers(this.#stateDir)) {
       if (this.#procs.has(rec.instance)) continue;
+      if (rec.isolated) {
+        const pids = killVerifiedMembers(rec.pgid, rec.instance);
+        forgetInstance(this.#stateDir, rec.instance);
+        this.#log.warn({ instance: rec.instance, pids }, 'killed a leftover isolated instance (not adoptable)');
+        continue;
+      }
       out.push(observed(rec));
     }
     return out;
@@ -218,14 +249,16 @@ export class LocalRuntime implements InstanceRuntime {
     if (this.#closed) throw new Error('runtime is closed');
     if (this.#procs.has(identity.name)) return undefined;
     const rec = readRecord(this.#stateDir, identity.name);
-    if (rec === undefined || rec.pgid !== identity.pid || rec.startTime !== identity.incarnation) return undefined;
+    if (rec === undefined || rec.isolated) return undefined;
+    if (rec.pgid !== identity.pid || rec.startTime !== identity.incarnation) return undefined;
     // A live owner is another running gateway: its instances are not ours to take.
     if (ownerAlive(rec.owner) || !isSameProcess(rec.pgid, rec.startTime, rec.instance)) {
       return undefined;
     }
     const record = { ...rec, owner: process.pid };
     this.#write(record);
-    this.#track(rec.instance, null, record, new LogTail(this.#stateDir, rec.instance, this.#logLines, true));
+    const logs = new LogTail(this.#stateDir, rec.instance, this.#logLines, true);
+    this.#track(rec.instance, null, record, logs, undefined);
     this.#log.info({ instance: rec.instance, pid: rec.pgid }, 'instance adopted');
     return observed(record);
   }
@@ -234,30 +267,43 @@ export class LocalRuntime implements InstanceRuntime {
     this.#closed ??= (async () => {
       await Promise.all([...this.#procs.keys()].map((n) => this.delete(n)));
       clearInterval(this.#watch);
+      await this.#isolation?.close();
       process.off('exit', this.#killAllSync);
     })();
     return this.#closed;
   }
 
+  /** Leaves plain instances running for a later runtime; isolated ones end here (see the module comment). */
   detach(): Promise<void> {
     this.#closed ??= (async () => {
       clearInterval(this.#watch);
-      process.off('exit', this.#killAllSync);
+      const isolated = [...this.#procs.values()].filter((p) => p.sandbox !== undefined);
       for (const p of this.#procs.values()) {
+        if (p.sandbox) continue;
         p.logs.end();
         p.child?.removeAllListeners('exit');
         p.child?.unref();
         // Owner 0: managed by nobody now, so the next runtime may adopt it even while this process lives on.
         this.#write({ ...p.record, owner: 0 });
+        this.#procs.delete(p.name);
       }
-      this.#procs.clear();
+      await Promise.all(isolated.map((p) => this.delete(p.name)));
+      await this.#isolation?.close();
+      process.off('exit', this.#killAllSync);
     })();
     return this.#closed;
   }
 
   /** Starts managing one process (spawned or adopted). */
-  #track(name: string, child: ChildProcess | null, record: InstanceRecord, logs: LogTail): Proc {
+  #track(
+    name: string,
+    child: ChildProcess | null,
+    record: InstanceRecord,
+    logs: LogTail,
+    sandbox: Sandbox | undefined,
+  ): Proc {
     let resolveExited!: () => void;
+    let settled = false;
     const proc: Proc = {
       name,
       child,
@@ -265,19 +311,24 @@ export class LocalRuntime implements InstanceRuntime {
       record,
       logs,
       requested: false,
+      sandbox,
       exited: new Promise<void>((r) => {
         resolveExited = r;
       }),
       settle: (code, signal) => {
-        if (this.#procs.get(name) !== proc) return;
+        if (settled || this.#procs.get(name) !== proc) return;
+        settled = true;
         logs.end();
         signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
-        this.#procs.delete(name);
-        forgetInstance(this.#stateDir, name);
-        this.#remember(name, logs.buffer);
-        this.#log.info({ instance: name, pid: proc.pid, code, signal, requested: proc.requested }, 'instance exited');
-        for (const l of this.#listeners) l(name, { code, signal, requested: proc.requested });
-        resolveExited();
+        void (async () => {
+          await sandbox?.release();
+          this.#procs.delete(name);
+          forgetInstance(this.#stateDir, name);
+          this.#remember(name, logs.buffer);
+          this.#log.info({ instance: name, pid: proc.pid, code, signal, requested: proc.requested }, 'instance exited');
+          for (const l of this.#listeners) l(name, { code, signal, requested: proc.requested });
+          resolveExited();
+        })();
       },
     };
     this.#procs.set(name, proc);
@@ -316,7 +367,6 @@ export class LocalRuntime implements InstanceRuntime {
 }
 
 function observed(rec: InstanceRecord): ObservedInstance {
-  const state = statOf(rec.pgid)?.state;
   return {
     name: rec.instance,
     service: rec.service,
@@ -324,26 +374,6 @@ function observed(rec: InstanceRecord): ObservedInstance {
     incarnation: rec.startTime || null,
     host: rec.host,
     port: rec.port,
-    state: state === 'T' || state === 't' ? 'paused' : 'running',
+    state: isStopped(statOf(rec.pgid)?.state) ? 'paused' : 'running',
   };
-}
-
-/** Waits until the /proc state letter of `pid` satisfies `ok` (or the process is gone). */
-async function observe(pid: number, ok: (state: string) => boolean, failure: string): Promise<void> {
-  const deadline = Date.now() + OBSERVE_MS;
-  for (let delay = 1; ; delay = Math.min(delay * 2, 20)) {
-    const st = statOf(pid);
-    if (st === undefined || st.state === 'Z' || ok(st.state)) return;
-    if (Date.now() > deadline) throw new Error(failure);
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
-
-/** Sends `signal` to the process group led by `pid`; a group already gone is fine. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: nothing left to signal
-  }
 }

@@ -23,6 +23,11 @@ export interface InstanceRecord {
   port: number;
   /** Pid of the gateway process that manages it; 0 once that runtime detached (nobody manages it). */
   owner: number;
+  /**
+   * Started in a sandbox (isolation/): never adopted, since bubblewrap ends it with its gateway
+   * (`--die-with-parent`) and its network fence belongs to that gateway's process; a leftover is killed.
+   */
+  isolated?: boolean;
 }
 
 /** The default state folder: one per OS user under the temp folder. */
@@ -119,7 +124,8 @@ export function statOf(pid: number): { state: string; pgrp: number; startTime: s
   }
 }
 
-function hasEnv(pid: number, entry: string): boolean {
+/** True when the /proc environ of `pid` holds `entry` (`NAME=value`). */
+export function hasEnv(pid: number, entry: string): boolean {
   try {
     return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(entry);
   } catch {

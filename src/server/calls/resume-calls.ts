@@ -196,7 +196,7 @@ export function resumeCalls(deps: ResumeCallDeps) {
 
     async lease(auth: AuthContext, q: InNamespace) {
       const ns = resolveNamespace(auth, q.namespace);
-      return leaseJson(ns, await leases.live(ns), clock.now());
+      return leaseJson(ns, await leases.latest(ns), clock.now());
     },
 
     async acquire(auth: AuthContext, b: InNamespace & { holder?: string; ttl_ms?: number }) {

@@ -1,6 +1,7 @@
 /**
  * @module
- * Export (NDJSON, streamed page by page, each tenant's registry versions before its first event),
+ * Export (NDJSON, streamed page by page, each tenant's registry versions before its first event, the
+ * resume records after the events),
  * import (admin; identical history, ids and actors kept, every line checked as a write would be,
  * nothing stored of a refused request) and purge (admin; the one hard delete).
  */
@@ -23,6 +24,7 @@ import {
   namespaceParams,
   purgeAnswer,
 } from '../schemas/events.ts';
+import { resumeRecordJson } from '../schemas/resume-lines.ts';
 import { eventJson, registryVersionJson } from '../wire.ts';
 import type { ZodTypeProvider } from '../zod-routes.ts';
 
@@ -32,6 +34,21 @@ const PAGE = 1000;
 
 /** Event lines page by page; before a tenant's first event, its registry versions (an import restores them). */
 async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): AsyncGenerator<string> {
+  yield* eventExportLines(store, query);
+  // The resume records follow the events (whole, so not in an incremental export from `since`).
+  if (query.since !== undefined) return;
+  let lines: string[] = [];
+  for await (const line of store.exportResume({ namespace: query.namespace, tenant: query.tenant })) {
+    lines.push(JSON.stringify(resumeRecordJson(line)));
+    if (lines.length >= 100) {
+      yield `${lines.join('\n')}\n`;
+      lines = [];
+    }
+  }
+  if (lines.length > 0) yield `${lines.join('\n')}\n`;
+}
+
+async function* eventExportLines(store: Store, query: Omit<ExportQuery, 'limit'>): AsyncGenerator<string> {
   let since = query.since;
   const tenants = new Set<string>();
   for (;;) {
@@ -91,8 +108,11 @@ export async function eventRoutes(
     response: { 200: importAnswer },
   };
   r.post('/v1/events/import', { config: { admin: true }, schema: importSchema }, async (req) => {
-    const r = await importBackup(opts, parseImportLines(req.body, req.auth));
-    return { imported: r.imported, skipped: r.skipped, registry_versions: r.registryVersions };
+    const lines = parseImportLines(req.body, req.auth);
+    const r = await importBackup(opts, lines);
+    // Resume records are plain rows (no registry to check): stored after the events, repeats skipped.
+    const records = lines.records.length > 0 ? await store.importResume(lines.records) : 0;
+    return { imported: r.imported, skipped: r.skipped, registry_versions: r.registryVersions, resume_records: records };
   });
 
   const purgeSchema = {

@@ -67,6 +67,7 @@ export const importAnswer = z.object({
   imported: z.number().int(),
   skipped: z.number().int(),
   registry_versions: z.number().int(),
+  resume_records: z.number().int().describe('resume records stored (repeats skipped)'),
 });
 
 /** `DELETE /v1/namespaces/{ns}` answer. */

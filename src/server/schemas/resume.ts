@@ -166,7 +166,7 @@ const time = z.string().describe('ISO 8601');
 
 export const leaseAnswer = z.object({
   namespace: z.string(),
-  held: z.boolean().describe('live now'),
+  held: z.boolean().describe('live now (GET /v1/lease also shows the latest lapsed or released lease, held: false)'),
   holder: z.string().nullable(),
   epoch: z.number().int().nullable(),
   acquired_at: time.nullable(),

@@ -1,28 +1,23 @@
 /**
  * @module
- * The WHERE terms of a belief query, shared by the SQLite store's recall and search statements.
+ * WHERE terms of the SQLite store's queries: `conditions` keeps the terms whose value is given, and
+ * `beliefFilters` is a belief query's (shared by the recall and search statements).
  */
 import type { BeliefQuery } from '../store.ts';
 
+/** The terms (`col = ?`, `id > ?`, …) whose value is not undefined, with their args in the same order. */
+export function conditions(terms: readonly [string, unknown][]): { where: string[]; args: unknown[] } {
+  const used = terms.filter(([, value]) => value !== undefined);
+  return { where: used.map(([term]) => term), args: used.map(([, value]) => value) };
+}
+
 /** WHERE terms (over `beliefs b` joined with `events e`) of a belief query. */
 export function beliefFilters(q: BeliefQuery): { where: string[]; args: unknown[] } {
-  const where = ['b.namespace = ?'];
-  const args: unknown[] = [q.namespace];
-  if (q.subject !== undefined) {
-    where.push('b.subject = ?');
-    args.push(q.subject);
-  }
-  if (q.predicate !== undefined) {
-    where.push('b.predicate = ?');
-    args.push(q.predicate);
-  }
-  if (q.kind !== undefined) {
-    where.push('e.kind = ?');
-    args.push(q.kind);
-  }
-  if (q.minConfidence !== undefined) {
-    where.push('e.confidence >= ?');
-    args.push(q.minConfidence);
-  }
-  return { where, args };
+  return conditions([
+    ['b.namespace = ?', q.namespace],
+    ['b.subject = ?', q.subject],
+    ['b.predicate = ?', q.predicate],
+    ['e.kind = ?', q.kind],
+    ['e.confidence >= ?', q.minConfidence],
+  ]);
 }

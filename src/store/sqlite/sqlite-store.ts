@@ -2,11 +2,10 @@
  * @module
  * The embedded `Store`: better-sqlite3 12 in WAL mode with an FTS5 index and a "now" projection of
  * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
- * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI.
+ * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI. The connection is
+ * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { ensurePrivateDir, ensurePrivateFile, restrictIfExists } from '../../common/private-files.ts';
+import type Database from 'better-sqlite3';
 import type {
   Fence,
   Fenced,
@@ -42,14 +41,17 @@ import type {
   Store,
   StoredEvent,
 } from '../store.ts';
-import { beliefFilters } from './belief-filters.ts';
+import { beliefFilters, conditions } from './belief-filters.ts';
 import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
+import { openConnection } from './connection.ts';
+import { applyBeliefChanges, insertEvent } from './event-writes.ts';
 import { ftsBody, ftsMatch } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
+import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
 import { migrate } from './migrations.ts';
 import { deleteNamespaceRows, vacuumInline } from './purge.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
-import { type BeliefRow, type EventRow, eventToRow, type KeyRow, keyFromRow, rowToBelief, rowToEvent } from './rows.ts';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -77,37 +79,16 @@ export class SqliteStore implements Store {
   readonly #beliefsTx: (changes: BeliefChange[]) => void;
   readonly #readTx: (requests: FactHeadRequest[]) => FactHead[];
   readonly #resume: SqliteResumeTables;
+  readonly #keys: SqliteKeyRegistryTables;
   /** Set while a purge's VACUUM runs on the checkpointer's thread: every write awaits it first. */
   #vacuuming: Promise<void> | null = null;
   /** Purges that rewrote the file (an empty namespace's purge does not). */
   readonly purgeStats = { vacuums: 0 };
 
   constructor(options: SqliteStoreOptions) {
-    if (options.dataDir === ':memory:') {
-      this.path = ':memory:';
-    } else {
-      ensurePrivateDir(options.dataDir);
-      this.path = join(options.dataDir, 'tether.db');
-      // SQLite creates the -wal and -shm files with the database file's mode: 0600 here makes them
-      // 0600 too; ones left by an older version are narrowed as well.
-      ensurePrivateFile(this.path);
-      for (const suffix of ['-wal', '-shm']) restrictIfExists(this.path + suffix);
-    }
-    const db = new Database(this.path);
+    const { db, path } = openConnection(options.dataDir);
+    this.path = path;
     this.#db = db;
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    // Freed pages are zeroed, so a purge leaves no bytes of erased facts in the file.
-    db.pragma('secure_delete = ON');
-    db.pragma('busy_timeout = 5000');
-    // 16 MiB: the b-tree interior pages at 10^6 events (~7 MiB) and the hottest leaves. A larger cache
-    // costs every commit that rebalanced a b-tree while the file is under 1 GiB: balance_nonroot swaps
-    // page numbers through the lock-byte page (page 262145 at 4 KiB), and the pager's end-of-transaction
-    // truncate of the page cache then walks the whole cache. At 64 MiB that walk took 9% of the writer's
-    // CPU; 16 MiB gave about 20% more remembers/s over HTTP at 10^6 events (wrk, 8 connections).
-    db.pragma('cache_size = -16384');
-    // Checkpoints run on a worker thread (checkpointer.ts), so none inline; in memory there is no WAL.
-    db.pragma('wal_autocheckpoint = 0');
     try {
       migrate(db);
       db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
@@ -119,36 +100,11 @@ export class SqliteStore implements Store {
     }
     this.#checkpointer = this.path === ':memory:' ? null : startCheckpointer(db, this.path);
     this.#resume = new SqliteResumeTables(db, (text) => this.#sql(text));
+    this.#keys = new SqliteKeyRegistryTables((text) => this.#sql(text));
 
-    // Returns the event's FTS row, queued by the caller once the transaction has committed.
-    const insertOne = (e: StoredEvent): FtsSource => {
-      const info = this.#sql(
-        `INSERT INTO events (id, namespace, tenant, subject, predicate, value, value_key, retraction, kind,
-           confidence, source, evidence, observed_at, recorded_at, actor_agent, actor_session, actor_key_id)
-         VALUES (@id, @namespace, @tenant, @subject, @predicate, @value, @value_key, @retraction, @kind,
-           @confidence, @source, @evidence, @observed_at, @recorded_at, @actor_agent, @actor_session, @actor_key_id)`,
-      ).run(eventToRow(e));
-      return { seq: Number(info.lastInsertRowid), body: ftsBody(e) };
-    };
-    const applyChanges = (changes: BeliefChange[]): void => {
-      const delFact = this.#sql('DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ?');
-      // Within the fact's key range: the table is clustered by fact, not by event id.
-      const delOne = this.#sql(
-        'DELETE FROM beliefs WHERE namespace = ? AND subject = ? AND predicate = ? AND event_id = ?',
-      );
-      // value_key and observed_at come from the event row: a belief can only point at a stored event.
-      const ins = this.#sql(
-        `INSERT OR REPLACE INTO beliefs (event_id, namespace, subject, predicate, value_key, observed_at, replaced)
-         SELECT id, ?, ?, ?, value_key, observed_at, ? FROM events WHERE id = ?`,
-      );
-      for (const c of changes) {
-        if (c.current) delFact.run(c.namespace, c.subject, c.predicate);
-        for (const id of c.remove ?? []) delOne.run(c.namespace, c.subject, c.predicate, id);
-        for (const b of [...(c.current ?? []), ...(c.add ?? [])]) {
-          ins.run(c.namespace, c.subject, c.predicate, JSON.stringify(b.replaced), b.eventId);
-        }
-      }
-    };
+    const sql = (text: string) => this.#sql(text);
+    const insertOne = (e: StoredEvent) => insertEvent(sql, e);
+    const applyChanges = (changes: BeliefChange[]) => applyBeliefChanges(sql, changes);
     this.#appendTx = db.transaction((events: StoredEvent[], changes: BeliefChange[]) => {
       const rows = events.map(insertOne);
       applyChanges(changes);
@@ -289,16 +245,11 @@ export class SqliteStore implements Store {
     if (query.subject !== undefined && query.predicate !== undefined) {
       return this.groupEvents(query.namespace, [{ subject: query.subject, predicate: query.predicate }]);
     }
-    const where = ['namespace = ?'];
-    const args: unknown[] = [query.namespace];
-    if (query.subject !== undefined) {
-      where.push('subject = ?');
-      args.push(query.subject);
-    }
-    if (query.predicate !== undefined) {
-      where.push('predicate = ?');
-      args.push(query.predicate);
-    }
+    const { where, args } = conditions([
+      ['namespace = ?', query.namespace],
+      ['subject = ?', query.subject],
+      ['predicate = ?', query.predicate],
+    ]);
     const groups = this.#sql(
       `SELECT DISTINCT subject, predicate FROM events WHERE ${where.join(' AND ')} ORDER BY subject, predicate LIMIT ?`,
     ).all(...args, query.maxGroups) as FactKey[];
@@ -325,20 +276,11 @@ export class SqliteStore implements Store {
   }
 
   async exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (query.namespace !== undefined) {
-      where.push('namespace = ?');
-      args.push(query.namespace);
-    }
-    if (query.tenant !== undefined) {
-      where.push('tenant = ?');
-      args.push(query.tenant);
-    }
-    if (query.since !== undefined) {
-      where.push('id > ?');
-      args.push(query.since);
-    }
+    const { where, args } = conditions([
+      ['namespace = ?', query.namespace],
+      ['tenant = ?', query.tenant],
+      ['id > ?', query.since],
+    ]);
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
     const rows = this.#sql(`SELECT * FROM events ${clause} ORDER BY id LIMIT ?`).all(
       ...args,
@@ -375,15 +317,13 @@ export class SqliteStore implements Store {
       this.purgeStats.vacuums++;
       if (this.#checkpointer?.running) {
         this.#fts.flush();
-        let done = () => {};
-        this.#vacuuming = new Promise<void>((resolve) => {
-          done = resolve;
-        });
+        const vacuum = this.#checkpointer.vacuum();
+        // Writes wait for this (never for a failure: the purge reports that).
+        this.#vacuuming = vacuum.catch(() => {});
         try {
-          await this.#checkpointer.vacuum();
+          await vacuum;
         } finally {
           this.#vacuuming = null;
-          done();
         }
       } else {
         vacuumInline(this.#db, this.path !== ':memory:');
@@ -399,69 +339,31 @@ export class SqliteStore implements Store {
     return this.#vacuuming !== null;
   }
 
+  // Keys and registry versions: key-registry-tables.ts.
   async registryVersions(tenant: string): Promise<RegistryVersion[]> {
-    const rows = this.#sql(
-      'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id',
-    ).all(tenant) as { id: string; tenant: string; recorded_at: number; predicates: string }[];
-    return rows.map((r) => ({
-      id: r.id,
-      tenant: r.tenant,
-      recordedAt: r.recorded_at,
-      predicates: JSON.parse(r.predicates),
-    }));
+    return this.#keys.registryVersions(tenant);
   }
-
   async appendRegistryVersion(version: RegistryVersion): Promise<void> {
     while (this.#vacuuming) await this.#vacuuming;
-    this.#sql('INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES (?, ?, ?, ?)').run(
-      version.id,
-      version.tenant,
-      version.recordedAt,
-      JSON.stringify(version.predicates),
-    );
+    this.#keys.appendRegistryVersion(version);
   }
-
   async insertKey(key: KeyRecord): Promise<void> {
     while (this.#vacuuming) await this.#vacuuming;
-    this.#sql(
-      `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      key.id,
-      key.hash,
-      key.tenant,
-      key.agent,
-      key.session,
-      key.admin ? 1 : 0,
-      key.note,
-      key.createdAt,
-      key.expiresAt,
-      key.revokedAt,
-    );
+    this.#keys.insertKey(key);
   }
-
   async getKey(id: string): Promise<KeyRecord | null> {
-    const row = this.#sql('SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
-    return row ? keyFromRow(row) : null;
+    return this.#keys.getKey(id);
   }
-
   async listKeys(tenant: string): Promise<KeyRecord[]> {
-    const rows = (
-      tenant === '*'
-        ? this.#sql('SELECT * FROM keys ORDER BY created_at, id').all()
-        : this.#sql('SELECT * FROM keys WHERE tenant = ? ORDER BY created_at, id').all(tenant)
-    ) as KeyRow[];
-    return rows.map(keyFromRow);
+    return this.#keys.listKeys(tenant);
   }
-
   async deleteExpiredKeys(before: number): Promise<number> {
     while (this.#vacuuming) await this.#vacuuming;
-    return this.#sql('DELETE FROM keys WHERE expires_at IS NOT NULL AND expires_at < ?').run(before).changes;
+    return this.#keys.deleteExpiredKeys(before);
   }
-
   async revokeKey(id: string, at: number): Promise<boolean> {
     while (this.#vacuuming) await this.#vacuuming;
-    return this.#sql('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
+    return this.#keys.revokeKey(id, at);
   }
 
   // Leases and resume records: resume-tables.ts. Writes note the checkpointer like event writes.
@@ -525,10 +427,11 @@ export class SqliteStore implements Store {
   }
 
   async countEvents(namespace?: string): Promise<number> {
-    if (namespace !== undefined) {
-      return this.#sql('SELECT count(*) FROM events WHERE namespace = ?').pluck().get(namespace) as number;
-    }
-    return this.#sql('SELECT count(*) FROM events').pluck().get() as number;
+    const { where, args } = conditions([['namespace = ?', namespace]]);
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    return this.#sql(`SELECT count(*) FROM events ${clause}`)
+      .pluck()
+      .get(...args) as number;
   }
 
   async ping(): Promise<void> {

@@ -169,3 +169,80 @@ describe('resume record routes', () => {
     assert.equal(r.body.fresh, false);
   });
 });
+
+describe('resume records in export and import', () => {
+  let server: TestMemoryServer;
+  before(async () => {
+    server = await startTestMemoryServer();
+  });
+  after(() => server.close());
+
+  it('carries every record kind through export, purge and import (repeats skipped)', async () => {
+    const key = await server.agentKey('agents', 'backup');
+    const lease = await server.call('POST', '/v1/lease/acquire', { key, body: {} });
+    const headers = { 'x-lease-epoch': String(lease.body.epoch) };
+    await server.call('POST', '/v1/memories', { key, body: { subject: 'user', predicate: 'note', value: 'a fact' } });
+    await server.call('PATCH', '/v1/working-state', { key, headers, body: { goal: 'backed up', plan: ['x'] } });
+    await server.call('POST', '/v1/milestones', { key, headers, body: { name: 'm' } });
+    await server.call('POST', '/v1/turns', { key, headers, body: { role: 'user', content: 'hello', message_id: 'h' } });
+    await server.call('POST', '/v1/outputs', { key, headers, body: { content: 'out', tool: 't' } });
+    await server.call('PUT', '/v1/pointers/repo', { key, headers, body: { type: 'git_ref', fields: { ref: 'main' } } });
+    const reads = async () => ({
+      state: (await server.call('GET', '/v1/working-state', { key })).body,
+      turns: (await server.call('GET', '/v1/turns', { key })).body,
+      milestones: (await server.call('GET', '/v1/milestones', { key })).body,
+      outputs: (await server.call('GET', '/v1/outputs', { key })).body,
+      pointers: (await server.call('GET', '/v1/pointers', { key })).body,
+    });
+    const before = await reads();
+    const exported = await server.call('GET', '/v1/events', { key });
+    const lines = exported.text.trim().split('\n');
+    assert.equal(
+      lines.filter((l) => l.includes('"resume_record"')).length,
+      6,
+      'two working-state versions and one of each other kind',
+    );
+
+    await server.call('DELETE', '/v1/namespaces/agents:backup', { key: server.adminKey });
+    assert.equal((await server.call('GET', '/v1/turns', { key })).body.total, 0);
+    const imp = await server.call('POST', '/v1/events/import', {
+      key: server.adminKey,
+      body: exported.text,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    assert.equal(imp.status, 200, imp.text);
+    assert.equal(imp.body.resume_records, 6);
+    assert.deepEqual(await reads(), before);
+    const again = await server.call('POST', '/v1/events/import', {
+      key: server.adminKey,
+      body: exported.text,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    assert.equal(again.body.resume_records, 0);
+  });
+
+  it('refuses a bad resume record line naming the line and field, storing nothing', async () => {
+    const line = JSON.stringify({
+      resume_record: {
+        kind: 'turn',
+        namespace: 'agents:bad',
+        seq: 1,
+        role: 'bot',
+        content: 'x',
+        name: null,
+        message_id: null,
+        brief: null,
+        output_ref: null,
+        at: 0,
+        epoch: 1,
+      },
+    });
+    const r = await server.call('POST', '/v1/events/import', {
+      key: server.adminKey,
+      body: `${line}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.body.error.message, /^line 1\.resume_record\.role:/);
+  });
+});

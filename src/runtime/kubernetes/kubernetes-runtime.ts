@@ -1,0 +1,375 @@
+/**
+ * @module
+ * The Kubernetes `InstanceRuntime` (kubernetes-sigs/agent-sandbox): an instance is a SandboxClaim on the
+ * service's SandboxWarmPool, named with the session's claim name; start waits (by watch) until its Sandbox
+ * is Ready and answers its pod IP + container port; pause = `operatingMode: Suspended`, resume = `Running`,
+ * each done when the Sandbox's conditions say so; delete = delete the claim. Templates and pools follow the
+ * services (`service-sync.ts`). A claim deleted by someone else ends its instance. Claims outlive the gateway:
+ * `list` = the claims labelled as ours that no instance here owns, `adopt` = rebind an instance to its claim
+ * (same uid); a leftover nobody adopts is found again by its session's next request (the claim is named after
+ * the session) or reaped by the services' idle policy (`service-sync.ts`), so the gateway never deletes it.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../../common/clock.ts';
+import type { Logger } from '../../common/log.ts';
+import type { ServiceConfig } from '../../gateway/services/service-config.ts';
+import { SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
+import { KubeRequestError } from '../../kube/errors.ts';
+import { type Informer, startInformer } from '../../kube/informer.ts';
+import type { ObjectClient } from '../../kube/object-client.ts';
+import type { KubeResource } from '../../kube/types.ts';
+import type {
+  InstanceAddress,
+  InstanceExit,
+  InstanceIdentity,
+  InstanceRuntime,
+  InstanceSpec,
+  LogLine,
+  ObservedInstance,
+  StartedInstance,
+} from '../runtime.ts';
+import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
+import { type Observed, observe } from './observed.ts';
+import { ServiceSync } from './service-sync.ts';
+import { Waiters } from './waiters.ts';
+
+/** Options of `KubernetesRuntime`. */
+export interface KubernetesRuntimeOptions extends SandboxObjectOptions {
+  kubeconfig: KubeConfig;
+  client: ObjectClient;
+  services: readonly ServiceConfig[];
+  log: Logger;
+  clock: Clock;
+  /** Longest wait for a pause or resume to be observed (ms). @default 60000 */
+  operationTimeoutMs?: number;
+  /** Level-based resync of templates, pools and orphan claims (ms). @default 30000 */
+  resyncMs?: number;
+}
+
+interface Instance {
+  name: string;
+  claim: string;
+  uid: string;
+  cfg: ServiceConfig;
+  requested: boolean;
+}
+
+/** Runs instances as agent-sandbox claims. */
+export class KubernetesRuntime implements InstanceRuntime {
+  /** Leftover claims are the cluster's to keep or reap (see the module comment), never deleted at start. */
+  readonly reapsLeftovers = true;
+  readonly #o: KubernetesRuntimeOptions;
+  readonly #claims: Informer;
+  readonly #sandboxes: Informer;
+  readonly #waiters = new Waiters();
+  readonly #instances = new Map<string, Instance>();
+  readonly #byClaim = new Map<string, Instance>();
+  readonly #listeners: ((name: string, exit: InstanceExit) => void)[] = [];
+  readonly #sync: ServiceSync;
+  #services: readonly ServiceConfig[];
+  #closed = false;
+
+  constructor(options: KubernetesRuntimeOptions) {
+    this.#o = options;
+    this.#services = options.services;
+    const common = { kubeconfig: options.kubeconfig, client: options.client, namespace: options.namespace };
+    const onError = (what: string) => (err: unknown) =>
+      options.log.warn({ what, err: (err as Error).message }, 'Kubernetes watch failed; retrying');
+    this.#claims = startInformer({
+      ...common,
+      type: SANDBOX_CLAIM,
+      labelSelector: MANAGED_SELECTOR,
+      onUpsert: (c) => this.#claimSeen(c),
+      onDelete: (c) => this.#claimGone(c.metadata.name, c.metadata.uid),
+      onError: onError('sandboxclaims'),
+    });
+    this.#sandboxes = startInformer({
+      ...common,
+      type: SANDBOX,
+      onUpsert: () => this.#waiters.check(),
+      onDelete: () => this.#waiters.check(),
+      onError: onError('sandboxes'),
+    });
+    this.#sync = new ServiceSync({
+      ...options,
+      services: () => this.#services,
+      claims: () => this.#claims.list(),
+      owned: (claim) => this.#byClaim.has(claim),
+    });
+    this.#sync.start();
+  }
+
+  /** Resolves when the first lists of claims and sandboxes are done (tests, start-up). */
+  async synced(): Promise<void> {
+    await Promise.all([this.#claims.synced, this.#sandboxes.synced, this.#sync.firstPass]);
+  }
+
+  /**
+   * Takes a new set of services (a reload): templates and pools follow at the next pass, which runs now;
+   * claims of removed services are deleted by it; live claims keep their sandboxes.
+   */
+  setServices(services: readonly ServiceConfig[]): void {
+    this.#services = services;
+    for (const inst of this.#instances.values()) {
+      const cfg = services.find((s) => s.name === inst.cfg.name);
+      if (cfg) inst.cfg = cfg;
+    }
+    this.#sync.soon();
+  }
+
+  async start(spec: InstanceSpec): Promise<StartedInstance> {
+    if (this.#closed) throw new Error('runtime is closed');
+    const cfg = this.#services.find((s) => s.name === spec.service);
+    if (!cfg) throw new Error(`no service ${spec.service}`);
+    const claimName = spec.session?.claim ?? spec.name;
+    const claim = await this.#createClaim(cfg, spec, claimName);
+    const inst: Instance = { name: spec.name, claim: claimName, uid: claim.metadata.uid, cfg, requested: false };
+    this.#instances.set(spec.name, inst);
+    this.#byClaim.set(claimName, inst);
+    this.#sync.adopted(claimName);
+    try {
+      const seen = await this.#until(inst, spec.startTimeoutMs, 'ready', (o) =>
+        o.phase === 'ready' || o.phase === 'suspended' ? o : undefined,
+      );
+      // A session coming back to its claim after a gateway restart may find it suspended: resume it.
+      const podIp = seen.phase === 'ready' ? seen.podIp : (await this.resume(spec.name)).host;
+      this.#o.log.info({ instance: spec.name, claim: claimName, sandbox: seen.sandbox, podIp }, 'sandbox ready');
+      return { name: spec.name, pid: null, incarnation: inst.uid, host: podIp, port: containerPort(cfg) };
+    } catch (err) {
+      await this.delete(spec.name).catch(() => {});
+      throw err;
+    }
+  }
+
+  async pause(name: string): Promise<void> {
+    const inst = this.#mustGet(name);
+    const generation = await this.#setMode(inst, 'Suspended');
+    await this.#until(inst, this.#timeout(), 'suspended', (o) => (o.phase === 'suspended' ? o : undefined), generation);
+  }
+
+  async resume(name: string): Promise<InstanceAddress> {
+    const inst = this.#mustGet(name);
+    const generation = await this.#setMode(inst, 'Running');
+    const ready = await this.#until(
+      inst,
+      this.#timeout(),
+      'ready',
+      (o) => (o.phase === 'ready' ? o : undefined),
+      generation,
+    );
+    return { host: ready.podIp, port: containerPort(inst.cfg) };
+  }
+
+  async delete(name: string): Promise<void> {
+    const inst = this.#instances.get(name);
+    if (!inst) return;
+    inst.requested = true;
+    this.#sync.deleteLater(inst.claim, inst.uid); // retried by the resync until it is gone
+    await this.#o.client.delete(SANDBOX_CLAIM, this.#o.namespace, inst.claim);
+    await this.#waiters
+      .until(() => (this.#claimOf(inst) ? undefined : true), this.#timeout(), `claim ${inst.claim} to go`)
+      .catch(() => {});
+    this.#claimGone(inst.claim, inst.uid);
+  }
+
+  logs(_name: string): LogLine[] | undefined {
+    return undefined; // pod output is the cluster's (kubectl logs)
+  }
+
+  onExit(listener: (name: string, exit: InstanceExit) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Claims labelled as ours that no instance here owns, bound to a sandbox that runs or is suspended. */
+  async list(): Promise<ObservedInstance[]> {
+    await Promise.all([this.#claims.synced, this.#sandboxes.synced]);
+    const out: ObservedInstance[] = [];
+    for (const claim of this.#claims.list()) {
+      if (this.#byClaim.has(claim.metadata.name) || claim.metadata.deletionTimestamp) continue;
+      const found = this.#observed(claim);
+      if (found) out.push(found);
+    }
+    return out;
+  }
+
+  /**
+   * Rebinds the recorded instance to its claim when the claim is still the recorded one (same uid); a claim
+   * still starting is waited for. Undefined when it is gone, replaced or not ours.
+   */
+  async adopt(record: InstanceIdentity): Promise<ObservedInstance | undefined> {
+    if (this.#closed) throw new Error('runtime is closed');
+    await Promise.all([this.#claims.synced, this.#sandboxes.synced]);
+    if (this.#instances.has(record.name)) return undefined;
+    const claim = this.#claims
+      .list()
+      .find((c) => (c.metadata.labels?.[LABELS.instance] ?? c.metadata.name) === record.name);
+    const cfg = this.#services.find((s) => s.name === record.service);
+    if (!claim || !cfg || claim.metadata.deletionTimestamp) return undefined;
+    if (claim.metadata.labels?.[LABELS.service] !== record.service) return undefined;
+    if (record.incarnation !== null && claim.metadata.uid !== record.incarnation) return undefined;
+    const name = claim.metadata.name;
+    if (this.#byClaim.has(name)) return undefined;
+    const inst: Instance = { name: record.name, claim: name, uid: claim.metadata.uid, cfg, requested: false };
+    this.#instances.set(inst.name, inst);
+    this.#byClaim.set(name, inst);
+    this.#sync.adopted(name);
+    try {
+      await this.#until(inst, this.#timeout(), 'ready', (o) =>
+        o.phase === 'ready' || o.phase === 'suspended' || o.phase === 'suspending' ? o : undefined,
+      );
+    } catch {
+      this.#instances.delete(inst.name);
+      this.#byClaim.delete(name);
+      return undefined;
+    }
+    const now = this.#claimOf(inst);
+    const found = now && this.#observed(now);
+    this.#o.log.info({ instance: inst.name, claim: name }, 'claim adopted');
+    return found ? { ...found, name: inst.name } : undefined;
+  }
+
+  /** Claims outlive the gateway in any case: detaching is closing. */
+  detach(): Promise<void> {
+    return this.close();
+  }
+
+  /** Stops watching. Claims outlive the gateway: a restarted gateway finds them (same session, same sandbox). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#sync.stop();
+    this.#claims.stop();
+    this.#sandboxes.stop();
+    this.#waiters.rejectAll(new Error('runtime is closed'));
+  }
+
+  /** Creates the claim; a claim of the same session already there (a restart, a second gateway) is taken over. */
+  async #createClaim(cfg: ServiceConfig, spec: InstanceSpec, name: string): Promise<KubeResource> {
+    const body = claimFor(
+      cfg,
+      {
+        name,
+        instance: spec.name,
+        sessionHash: spec.session?.keyHash,
+        shutdownAt: spec.session?.expiresAt ?? undefined,
+      },
+      this.#o,
+    );
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#o.client.create(SANDBOX_CLAIM, this.#o.namespace, body);
+      } catch (err) {
+        if (!(err instanceof KubeRequestError) || err.failure !== 'conflict') throw err;
+      }
+      const existing = await this.#o.client.get(SANDBOX_CLAIM, this.#o.namespace, name);
+      if (!existing) continue; // deleted meanwhile: create again
+      const labels = existing.metadata.labels ?? {};
+      const ours = labels[LABELS.service] === cfg.name && labels[LABELS.sessionHash] === spec.session?.keyHash;
+      if (!ours) throw new Error(`sandboxclaim ${name} exists and belongs to someone else`);
+      const old = this.#byClaim.get(name);
+      if (!old && !existing.metadata.deletionTimestamp) return existing;
+      // Our previous instance of this session is still being deleted: wait until it is gone, then create.
+      if (attempt >= 1) throw new Error(`sandboxclaim ${name} is still being deleted`);
+      await this.#waiters.until(
+        () => (this.#byClaim.has(name) ? undefined : true),
+        this.#timeout(),
+        `old claim ${name}`,
+      );
+    }
+  }
+
+  async #setMode(inst: Instance, mode: 'Running' | 'Suspended'): Promise<number> {
+    const claim = this.#claimOf(inst) ?? (await this.#o.client.get(SANDBOX_CLAIM, this.#o.namespace, inst.claim));
+    const sandbox = claim ? observe(claim, undefined) : undefined;
+    if (!sandbox || sandbox.phase === 'unbound') throw new Error(`instance ${inst.name} has no sandbox`);
+    const patched = await this.#o.client.patch(SANDBOX, this.#o.namespace, sandbox.sandbox, {
+      spec: { operatingMode: mode },
+    });
+    if (!patched) throw new Error(`sandbox ${sandbox.sandbox} is gone`);
+    return patched.metadata.generation ?? 0;
+  }
+
+  /** Waits until `pick` accepts the observed phase (re-checked on every watch event). */
+  #until<T>(
+    inst: Instance,
+    timeoutMs: number,
+    what: string,
+    pick: (o: Observed) => T | undefined,
+    minGeneration = 0,
+  ): Promise<T> {
+    return this.#waiters.until(
+      () => {
+        if (!this.#instances.has(inst.name)) throw new Error(`instance ${inst.name} is gone`);
+        const claim = this.#claimOf(inst);
+        if (!claim) return undefined;
+        const o = observe(claim, this.#sandboxOf(claim));
+        if (o.phase !== 'unbound' && minGeneration > 0) {
+          const gen = this.#sandboxes.get(o.sandbox)?.metadata.generation ?? 0;
+          if (gen < minGeneration) return undefined;
+        }
+        return pick(o);
+      },
+      timeoutMs,
+      `sandbox of ${inst.name} ${what}`,
+    );
+  }
+
+  /** A claim of ours as an observed instance (running or paused), or undefined when it is not bound yet. */
+  #observed(claim: KubeResource): ObservedInstance | undefined {
+    const labels = claim.metadata.labels ?? {};
+    const cfg = this.#services.find((s) => s.name === labels[LABELS.service]);
+    if (!cfg) return undefined;
+    const o = observe(claim, this.#sandboxOf(claim));
+    if (o.phase === 'unbound' || o.phase === 'starting') return undefined;
+    return {
+      name: labels[LABELS.instance] ?? claim.metadata.name,
+      service: cfg.name,
+      pid: null,
+      incarnation: claim.metadata.uid,
+      // A suspended sandbox has no pod: its address comes with the resume.
+      host: o.phase === 'ready' ? o.podIp : '',
+      port: containerPort(cfg),
+      state: o.phase === 'ready' ? 'running' : 'paused',
+    };
+  }
+
+  #claimOf(inst: Instance): KubeResource | undefined {
+    const c = this.#claims.get(inst.claim);
+    return c && c.metadata.uid === inst.uid ? c : undefined;
+  }
+
+  #sandboxOf(claim: KubeResource): KubeResource | undefined {
+    const o = observe(claim, undefined);
+    return o.phase === 'unbound' ? undefined : this.#sandboxes.get(o.sandbox);
+  }
+
+  #mustGet(name: string): Instance {
+    const inst = this.#instances.get(name);
+    if (!inst) throw new Error(`no instance ${name}`);
+    return inst;
+  }
+
+  #timeout(): number {
+    return this.#o.operationTimeoutMs ?? 60_000;
+  }
+
+  #claimSeen(claim: KubeResource): void {
+    const inst = this.#byClaim.get(claim.metadata.name);
+    // Same name, another uid: ours was deleted and made again by someone else.
+    if (inst && inst.uid !== claim.metadata.uid) this.#claimGone(inst.claim, inst.uid);
+    this.#waiters.check();
+  }
+
+  /** The claim `name` with `uid` is gone: its instance ends (asked for or not). */
+  #claimGone(name: string, uid: string): void {
+    const inst = this.#byClaim.get(name);
+    if (inst && inst.uid === uid) {
+      this.#byClaim.delete(name);
+      this.#instances.delete(inst.name);
+      this.#sync.gone(name);
+      if (!inst.requested) this.#o.log.warn({ instance: inst.name, claim: name }, 'claim deleted from outside');
+      for (const l of this.#listeners) l(inst.name, { code: null, signal: null, requested: inst.requested });
+    }
+    this.#waiters.check();
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * @module
+ * `--isolation namespaces`: each instance runs under bubblewrap with its own user, mount, PID, IPC and
+ * UTS namespaces, as its own unprivileged uid (setpriv), in a network namespace of its own behind the
+ * fence (network.ts, fence.ts), in cgroups with its container's limits and the freezer (cgroups.ts),
+ * seeing only its filesystem view (filesystem-view.ts). Whatever the machine lacks (no root: no
+ * network namespace, uid or cgroups) is left out, as choose-isolation.ts reported at start.
+ * Used by local-runtime.ts through sandbox.ts.
+ */
+
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../../common/log.ts';
+import type { InstanceSpec } from '../../runtime.ts';
+import { chooseRange, SLOTS, type SlotPlan, slotPlan } from './address-plan.ts';
+import { type CgroupLayout, InstanceCgroup, removeCgroupParents } from './cgroups.ts';
+import { Fence, type MemoryRoute, reapFences } from './fence.ts';
+import { commandFiles, type SystemEntry } from './filesystem-view.ts';
+import type { HostCapabilities } from './host-probe.ts';
+import { NamespacesSandbox, SANDBOX_PORT } from './namespaces-sandbox.ts';
+import { createNetwork, destroyNetwork, hostNetworks, reserveSlot, SlotTakenError } from './network.ts';
+import type { Isolation, Sandbox } from './sandbox.ts';
+import { projectToken } from './token-projection.ts';
+
+/** pids limit when the container sets none (a fork bomb stops there). */
+export const DEFAULT_PIDS = 1024;
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
+
+/** Options of `NamespacesIsolation.create`. */
+export interface NamespacesIsolationOptions {
+  caps: HostCapabilities;
+  /** Whether to give each instance a network namespace behind the fence (needs root, ip, nft, nsenter). */
+  network: boolean;
+  /** Whether to run each instance as its own uid (needs root and setpriv). */
+  ownUid: boolean;
+  /** The memory server URL handed to instances (`TETHER_URL`); rewritten to its address through the fence. */
+  memoryUrl?: string;
+  /** Host paths no instance may see, even inside a folder it sees (data folder, keys, authority, tokens). */
+  hidden: readonly string[];
+  /** Folder of per-instance work folders and records (created 0700). */
+  dir: string;
+  log: Logger;
+}
+
+interface SandboxRecord {
+  owner: number;
+  instance: string;
+  netns?: string;
+}
+
+/** Builds sandboxes for one runtime. */
+export class NamespacesIsolation implements Isolation {
+  readonly mode = 'namespaces' as const;
+  readonly #o: NamespacesIsolationOptions;
+  readonly #system: SystemEntry[];
+  readonly #range: string | undefined;
+  readonly #fence: Fence | undefined;
+  readonly #memory: { url: URL; route: MemoryRoute } | undefined;
+  #nextSlot = Math.floor(Math.random() * SLOTS);
+  readonly #live = new Set<NamespacesSandbox>();
+  /** Backstop for an exit without close(): kill, drop networks and the fence now; the next runtime reaps the rest. */
+  readonly #exitSync = () => {
+    for (const s of this.#live) s.abandonSync();
+    if (this.#fence && this.#o.caps.tools.nft) {
+      spawnSync(this.#o.caps.tools.nft, ['delete', 'table', 'inet', this.#fence.table], { timeout: 2000 });
+    }
+  };
+
+  private constructor(o: NamespacesIsolationOptions, range: string | undefined, fence: Fence | undefined) {
+    this.#o = o;
+    this.#range = range;
+    this.#fence = fence;
+    this.#system = systemEntries();
+    this.#memory = memoryRoute(o.memoryUrl);
+    process.on('exit', this.#exitSync);
+  }
+
+  /** Reaps what dead runtimes left, picks the address range, creates this runtime's fence. */
+  static async create(o: NamespacesIsolationOptions): Promise<NamespacesIsolation> {
+    mkdirSync(o.dir, { recursive: true, mode: 0o711 });
+    chmodSync(o.dir, 0o711);
+    const { ip, nft } = o.caps.tools;
+    await reapSandboxes(o, o.caps);
+    if (!o.network || !ip || !nft) return new NamespacesIsolation(o, undefined, undefined);
+    await reapFences(nft, isAlive);
+    const nets = await hostNetworks(ip);
+    const range = chooseRange(nets);
+    const fence = await Fence.create(nft, nets);
+    o.log.info({ range, table: `inet ${fence.table}` }, 'instance networks and their fence');
+    return new NamespacesIsolation(o, range, fence);
+  }
+
+  async prepare(spec: InstanceSpec): Promise<Sandbox> {
+    const plan = this.#range && this.#fence ? await this.#network(spec) : undefined;
+    const id = plan?.netns ?? `${spec.name}-${process.pid}`;
+    const root = join(this.#o.dir, id);
+    const cleanup: Array<() => Promise<void> | void> = [];
+    try {
+      // 0711: bubblewrap runs as the instance's uid and must reach its work and token folders by path;
+      // nobody can list the folder, and what is inside belongs to that uid alone.
+      mkdirSync(root, { recursive: true, mode: 0o711 });
+      cleanup.push(() => rmSync(root, { recursive: true, force: true }));
+      const record: SandboxRecord = { owner: process.pid, instance: spec.name, netns: plan?.netns };
+      writeFileSync(join(root, 'owner.json'), JSON.stringify(record));
+      if (plan) {
+        cleanup.push(async () => {
+          await destroyNetwork(this.#o.caps.tools.ip as string, plan.netns);
+          await this.#fence?.forget(plan);
+        });
+      }
+      const uid = this.#o.ownUid && plan ? plan.uid : undefined;
+      const work = join(root, 'work');
+      mkdirSync(work, { mode: 0o700 });
+      if (uid !== undefined) chownSync(work, uid, uid);
+      let cgroup: InstanceCgroup | undefined;
+      if (this.#o.caps.cgroups) {
+        cgroup = new InstanceCgroup(this.#o.caps.cgroups, id);
+        const c = cgroup;
+        cleanup.push(() => c.remove());
+        cgroup.applyLimits({ pids: DEFAULT_PIDS, ...spec.sandbox?.limits });
+      }
+      let tokenDir: string | undefined;
+      if (spec.tokenFile) {
+        const projection = projectToken(spec.tokenFile, join(root, 'token'), uid, (err) =>
+          this.#o.log.warn({ instance: spec.name, err: err.message }, 'token copy into the sandbox failed'),
+        );
+        cleanup.push(() => projection.close());
+        tokenDir = projection.dir;
+      }
+      const sandbox: NamespacesSandbox = new NamespacesSandbox({
+        spec,
+        plan,
+        uid,
+        cgroup,
+        view: {
+          hostname: spec.name,
+          system: this.#system,
+          readOnly: this.#readOnly(spec),
+          masks: [],
+          workDir: work,
+          tokenDir,
+          workingDir: spec.workingDir,
+          unshareNet: false,
+        },
+        memory: plan && this.#memory ? { from: this.#memory.url, to: reachable(this.#memory.url, plan) } : undefined,
+        hidden: this.#o.hidden,
+        tools: this.#o.caps.tools,
+        log: this.#o.log,
+        cleanup: [...cleanup, () => void this.#live.delete(sandbox)],
+      });
+      this.#live.add(sandbox);
+      return sandbox;
+    } catch (err) {
+      for (const c of cleanup.reverse()) await c();
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    process.off('exit', this.#exitSync);
+    await this.#fence?.close();
+    if (this.#o.caps.cgroups) removeCgroupParents(this.#o.caps.cgroups);
+  }
+
+  /** Takes a free slot (the namespace name is the lock), fences it, then wires its veth pair. */
+  async #network(spec: InstanceSpec): Promise<SlotPlan> {
+    const ip = this.#o.caps.tools.ip as string;
+    const fence = this.#fence as Fence;
+    for (let tries = 0; tries < SLOTS; tries++) {
+      const plan = slotPlan(this.#range as string, this.#nextSlot);
+      this.#nextSlot = (this.#nextSlot + 1) % SLOTS;
+      try {
+        await reserveSlot(ip, plan);
+      } catch (err) {
+        if (err instanceof SlotTakenError) continue;
+        throw err;
+      }
+      try {
+        const egress = spec.sandbox?.publicEgress === true && this.#o.caps.forwarding;
+        if (spec.sandbox?.publicEgress && !this.#o.caps.forwarding) {
+          this.#o.log.warn(
+            { instance: spec.name },
+            'public egress asked for, but this machine does not forward IPv4 (net.ipv4.ip_forward=0): egress off',
+          );
+        }
+        await fence.admit(plan, this.#memory?.route, egress);
+        const { nsenter, sh, nft } = this.#o.caps.tools;
+        await createNetwork(ip, plan, {
+          egress,
+          port: SANDBOX_PORT,
+          tools: { nsenter: nsenter as string, sh: sh as string, nft: nft as string },
+        });
+        return plan;
+      } catch (err) {
+        await destroyNetwork(ip, plan.netns);
+        await fence.forget(plan);
+        throw err;
+      }
+    }
+    throw new Error('no free instance network slot');
+  }
+
+  /** workingDir, the command's files and what the service asks for, where they exist. */
+  #readOnly(spec: InstanceSpec): string[] {
+    const wanted = [spec.workingDir, ...commandFiles(spec.argv, spec.workingDir, existsSync)];
+    return [...wanted, ...(spec.sandbox?.readOnlyPaths ?? [])].filter((p) => existsSync(p));
+  }
+}
+/** The system folders of this machine as they are (merged /usr symlinks kept as symlinks). */
+function systemEntries(): SystemEntry[] {
+  const out: SystemEntry[] = [];
+  for (const path of SYSTEM_DIRS) {
+    try {
+      const st = lstatSync(path);
+      if (st.isSymbolicLink()) out.push({ path, link: readlinkSync(path) });
+      else if (st.isDirectory()) out.push({ path });
+    } catch {
+      // not on this machine
+    }
+  }
+  return out;
+}
+
+/** The DNAT route for the memory server at `url`, when it is an IPv4 or localhost address. */
+function memoryRoute(url: string | undefined): { url: URL; route: MemoryRoute } | undefined {
+  if (!url) return undefined;
+  const u = new URL(url);
+  const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  const host = u.hostname === 'localhost' ? '127.0.0.1' : u.hostname;
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(host)) return undefined;
+  const targetIp = host === '0.0.0.0' ? '127.0.0.1' : host;
+  return { url: u, route: { port, targetIp, targetPort: port } };
+}
+
+/** The URL an instance uses to reach `url` through its veth. */
+function reachable(url: URL, plan: SlotPlan): string {
+  const u = new URL(url.href);
+  u.hostname = plan.hostIp;
+  return u.href.replace(/\/$/, '');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes sandboxes whose runtime died (network, cgroups, work folder); their processes go with the cgroup. */
+async function reapSandboxes(o: NamespacesIsolationOptions, caps: HostCapabilities): Promise<void> {
+  for (const id of readdirSync(o.dir)) {
+    let rec: SandboxRecord;
+    try {
+      rec = JSON.parse(readFileSync(join(o.dir, id, 'owner.json'), 'utf8')) as SandboxRecord;
+    } catch {
+      continue;
+    }
+    if (isAlive(rec.owner)) continue;
+    if (caps.cgroups) await new InstanceCgroup(caps.cgroups as CgroupLayout, id).remove();
+    if (rec.netns && caps.tools.ip) await destroyNetwork(caps.tools.ip, rec.netns);
+    rmSync(join(o.dir, id), { recursive: true, force: true });
+    o.log.warn({ instance: rec.instance, owner: rec.owner }, 'removed the sandbox of a runtime that is gone');
+  }
+}

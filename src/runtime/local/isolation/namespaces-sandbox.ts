@@ -1,0 +1,170 @@
+/**
+ * @module
+ * One isolated instance (the `Sandbox` of sandbox.ts): builds its launch command (join the cgroups,
+ * enter the network namespace, drop to its uid, bubblewrap with its view), pauses it with the cgroup
+ * freezer (SIGSTOP without one), signals every process it has, kills it when the kernel reports an
+ * out-of-memory kill inside it, and releases what namespaces-isolation.ts set up for it.
+ */
+import { spawnSync } from 'node:child_process';
+import { lstatSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Logger } from '../../../common/log.ts';
+import type { InstanceSpec } from '../../runtime.ts';
+import type { SlotPlan } from './address-plan.ts';
+import type { InstanceCgroup } from './cgroups.ts';
+import { bwrapArgs, isInside, type Mask, TOKEN_DIR, WORK_DIR } from './filesystem-view.ts';
+import type { HostCapabilities } from './host-probe.ts';
+import type { LaunchPlan, Sandbox } from './sandbox.ts';
+
+/** The port an instance listens on inside its own network namespace. */
+export const SANDBOX_PORT = 8080;
+/** Joins the cgroups given as arguments, then becomes the command: nothing runs before it is inside them. */
+const JOIN_CGROUPS =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+const OOM_CHECK_MS = 250;
+
+/** What namespaces-isolation.ts prepared for one instance. */
+export interface SandboxParts {
+  spec: InstanceSpec;
+  plan: SlotPlan | undefined;
+  uid: number | undefined;
+  cgroup: InstanceCgroup | undefined;
+  view: Parameters<typeof bwrapArgs>[0];
+  memory: { from: URL; to: string } | undefined;
+  hidden: readonly string[];
+  tools: HostCapabilities['tools'];
+  log: Logger;
+  cleanup: Array<() => Promise<void> | void>;
+}
+
+/** One isolated instance. */
+export class NamespacesSandbox implements Sandbox {
+  readonly host: string;
+  readonly port: number;
+  readonly #p: SandboxParts;
+  #pid = 0;
+  #oomTimer: NodeJS.Timeout | undefined;
+  #released: Promise<void> | undefined;
+
+  constructor(p: SandboxParts) {
+    this.#p = p;
+    this.host = p.plan?.instanceIp ?? '127.0.0.1';
+    this.port = p.plan ? SANDBOX_PORT : 0;
+  }
+
+  launch(argv: readonly string[], env: Record<string, string>): LaunchPlan {
+    const p = this.#p;
+    const view = { ...p.view, masks: masksWithin(p.hidden, [...p.view.readOnly, ...p.view.system.map((s) => s.path)]) };
+    const e: Record<string, string> = { ...env, HOME: WORK_DIR, TMPDIR: '/tmp', TETHER_WORK_DIR: WORK_DIR };
+    if (p.spec.tokenFile) e.TETHER_TOKEN_FILE = `${TOKEN_DIR}/${basename(p.spec.tokenFile)}`;
+    if (p.memory && e.TETHER_URL && sameOrigin(e.TETHER_URL, p.memory.from)) e.TETHER_URL = p.memory.to;
+    const { sh, bwrap, nsenter, setpriv } = p.tools;
+    const inner = [bwrap as string, ...bwrapArgs(view), '--', ...argv];
+    const withUid =
+      p.uid === undefined
+        ? inner
+        : [setpriv as string, `--reuid=${p.uid}`, `--regid=${p.uid}`, '--clear-groups', '--', ...inner];
+    const withNet = p.plan ? [nsenter as string, `--net=/run/netns/${p.plan.netns}`, '--', ...withUid] : withUid;
+    const procs = p.cgroup?.procsFiles ?? [];
+    return {
+      file: sh as string,
+      args: ['-c', JOIN_CGROUPS, 'tether-sandbox', String(procs.length), ...procs, ...withNet],
+      env: e,
+      cwd: p.spec.workingDir,
+    };
+  }
+
+  spawned(pid: number): void {
+    this.#pid = pid;
+    const cg = this.#p.cgroup;
+    if (!cg) return;
+    // v1 kills only the process the kernel chose; an instance over its memory goes as a whole.
+    this.#oomTimer = setInterval(() => {
+      if (cg.oomKills() === 0) return;
+      clearInterval(this.#oomTimer);
+      const limit = this.#p.spec.sandbox?.limits.memoryBytes;
+      this.#p.log.warn(
+        { instance: this.#p.spec.name, limitBytes: limit },
+        'instance exceeded its memory limit: killed',
+      );
+      this.signal('SIGKILL');
+    }, OOM_CHECK_MS);
+    this.#oomTimer.unref();
+  }
+
+  async pause(): Promise<void> {
+    const cg = this.#p.cgroup;
+    if (cg?.canFreeze) await cg.freeze();
+    else this.#signalAll('SIGSTOP');
+  }
+
+  async resume(): Promise<void> {
+    const cg = this.#p.cgroup;
+    if (cg?.canFreeze) await cg.thaw();
+    else this.#signalAll('SIGCONT');
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.#signalAll(signal);
+    if (signal === 'SIGTERM' || signal === 'SIGKILL') {
+      this.#p.cgroup?.thawNow();
+      if (!this.#p.cgroup?.canFreeze) this.#signalAll('SIGCONT');
+    }
+  }
+
+  release(): Promise<void> {
+    this.#released ??= (async () => {
+      clearInterval(this.#oomTimer);
+      this.#p.cgroup?.signal('SIGKILL');
+      for (const c of [...this.#p.cleanup].reverse()) {
+        try {
+          await c();
+        } catch (err) {
+          this.#p.log.warn({ instance: this.#p.spec.name, err: (err as Error).message }, 'sandbox cleanup failed');
+        }
+      }
+    })();
+    return this.#released;
+  }
+
+  /** At process exit (synchronous): kills the instance and deletes its network namespace. */
+  abandonSync(): void {
+    this.#p.cgroup?.signal('SIGKILL');
+    this.#p.cgroup?.thawNow();
+    const ip = this.#p.tools.ip;
+    if (this.#p.plan && ip) spawnSync(ip, ['netns', 'del', this.#p.plan.netns], { timeout: 2000 });
+  }
+
+  #signalAll(signal: NodeJS.Signals): void {
+    this.#p.cgroup?.signal(signal);
+    if (this.#pid > 0) {
+      try {
+        process.kill(-this.#pid, signal);
+      } catch {
+        // group gone
+      }
+    }
+  }
+}
+
+/** The hidden paths that exist and lie inside something the view shows (elsewhere they are unseen anyway). */
+function masksWithin(hidden: readonly string[], shown: readonly string[]): Mask[] {
+  const out: Mask[] = [];
+  for (const h of hidden) {
+    if (!shown.some((s) => isInside(h, s))) continue;
+    try {
+      out.push({ path: h, kind: lstatSync(h).isDirectory() ? 'dir' : 'file' });
+    } catch {
+      // does not exist: nothing to hide
+    }
+  }
+  return out;
+}
+
+function sameOrigin(a: string, b: URL): boolean {
+  try {
+    return new URL(a).origin === b.origin;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * @module
+ * The web console on the memory server: its static files under `/console/` (no key: they hold no
+ * data), `/console/config.json`, and — under `tether up` — a read-only pass-through to the gateway admin
+ * API (`/console/gateway/_tether/...`), so the page talks to one origin. The gateway still checks its
+ * own admin token on every call; this route adds no access of its own.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { CONSOLE_HEADERS, type ConsoleAsset, consoleAsset, consoleConfigAsset } from '../../common/console-assets.ts';
+import { notFound, unavailable } from '../../common/errors.ts';
+
+/** Options of `consoleRoutes`. */
+export interface ConsoleRoutesOptions {
+  /** The gateway admin URL once it is known (`tether up`), else undefined: the console shows memory only. */
+  gatewayAdminUrl?: () => string | undefined;
+}
+
+const GATEWAY_PREFIX = '/console/gateway';
+
+function send(reply: FastifyReply, asset: ConsoleAsset) {
+  return reply.headers(CONSOLE_HEADERS).type(asset.type).send(asset.body);
+}
+
+export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOptions): Promise<void> {
+  // Public (no key: the files hold no data) and hidden from OpenAPI (they are not the API).
+  const pub = { config: { public: true }, schema: { hide: true } };
+  app.get('/console', pub, async (_req, reply) => reply.redirect('/console/'));
+  app.get('/console/config.json', pub, async (_req, reply) =>
+    send(reply, consoleConfigAsset({ memory: '', gateway: opts.gatewayAdminUrl?.() ? GATEWAY_PREFIX : null })),
+  );
+  app.get(`${GATEWAY_PREFIX}/_tether/*`, pub, async (req, reply) => {
+    const admin = opts.gatewayAdminUrl?.();
+    if (!admin) throw notFound(`path ${req.url.split('?')[0]}`);
+    const target = new URL(req.url.slice(GATEWAY_PREFIX.length), admin);
+    const headers: Record<string, string> = {};
+    if (req.headers.authorization) headers.authorization = req.headers.authorization;
+    let res: Response;
+    try {
+      res = await fetch(target, { headers, signal: AbortSignal.timeout(5000) });
+    } catch {
+      throw unavailable('the gateway admin API does not answer', 2);
+    }
+    const body = Buffer.from(await res.arrayBuffer());
+    return reply
+      .status(res.status)
+      .type(res.headers.get('content-type') ?? 'application/json')
+      .send(body);
+  });
+  app.get('/console/*', pub, async (req, reply) => {
+    const asset = consoleAsset(req.url.split('?')[0] as string);
+    if (!asset) throw notFound(`path ${req.url.split('?')[0]}`);
+    return send(reply, asset);
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * @module
+ * Resume records in an export and an import: one NDJSON line each, `{"resume_record": {"kind", ...}}`
+ * with the record's fields in snake_case (times in epoch ms, as stored). Checked whole at import,
+ * like event lines. Leases are not exported: they are live state, not history.
+ */
+import { z } from 'zod';
+import type { ResumeRecordLine } from '../../store/resume-types.ts';
+import { namespaceText } from './common.ts';
+import { pointerTypeSchema, roleSchema } from './resume.ts';
+
+const ms = z.number().int().min(0).max(8.64e15);
+const seq = z.number().int().min(1);
+const epoch = z.number().int().min(1);
+const str = (max: number) => z.string().max(max);
+
+const stateFields = {
+  goal: str(2000).nullable(),
+  plan: z.array(str(1000)).max(100),
+  progress: str(4000).nullable(),
+  focus: str(2000).nullable(),
+  decisions: z.array(str(2000)).max(200),
+  open_questions: z.array(str(2000)).max(100),
+  notes: str(20_000).nullable(),
+  step: z.number().int().min(0).nullable(),
+  last_milestone: str(256).nullable(),
+};
+
+/** One resume record line's `resume_record`. */
+export const resumeRecordLine = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('working_state'),
+    namespace: namespaceText,
+    version: seq,
+    ...stateFields,
+    updated_at: ms,
+    epoch,
+  }),
+  z.strictObject({
+    kind: z.literal('milestone'),
+    namespace: namespaceText,
+    seq,
+    name: str(256),
+    progress: str(4000).nullable(),
+    at: ms,
+    epoch,
+  }),
+  z.strictObject({
+    kind: z.literal('turn'),
+    namespace: namespaceText,
+    seq,
+    role: roleSchema,
+    content: z.string(),
+    name: str(128).nullable(),
+    message_id: str(256).nullable(),
+    brief: str(1000).nullable(),
+    output_ref: str(64).nullable(),
+    at: ms,
+    epoch,
+  }),
+  z.strictObject({
+    kind: z.literal('output'),
+    namespace: namespaceText,
+    ref: z.string().regex(/^out_[0-9a-f]{26}$/),
+    content: z.string().max(1024 * 1024),
+    tool: str(128).nullable(),
+    summary: str(2000).nullable(),
+    bytes: z.number().int().min(0),
+    at: ms,
+    epoch,
+  }),
+  z.strictObject({
+    kind: z.literal('pointer'),
+    namespace: namespaceText,
+    name: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/),
+    type: pointerTypeSchema,
+    fields: z.record(z.string().min(1).max(128), str(2048)),
+    note: str(1000).nullable(),
+    updated_at: ms,
+    epoch,
+  }),
+]);
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const camel = (k: string) => k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+/** The export line of a record. */
+export function resumeRecordJson(line: ResumeRecordLine): { resume_record: Record<string, unknown> } {
+  const out: Record<string, unknown> = { kind: line.kind };
+  for (const [k, v] of Object.entries(line.record)) out[snake(k)] = v;
+  return { resume_record: out };
+}
+
+/** The record of a parsed import line. */
+export function resumeRecordOf(parsed: z.output<typeof resumeRecordLine>): ResumeRecordLine {
+  const { kind, ...fields } = parsed;
+  const record: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) record[camel(k)] = v;
+  return { kind, record } as unknown as ResumeRecordLine;
+}

@@ -1,0 +1,80 @@
+/**
+ * @module
+ * The SQLite store's keys and registry versions tables: plain statements, no memory semantics. Synchronous;
+ * `sqlite-store.ts` wraps each call (writes wait for a running purge VACUUM there). Like `resume-tables.ts`.
+ */
+import type Database from 'better-sqlite3';
+import type { KeyRecord, RegistryVersion } from '../store.ts';
+import { type KeyRow, keyFromRow } from './rows.ts';
+
+/** Keys and registry versions over one connection's cached statements. */
+export class SqliteKeyRegistryTables {
+  readonly #sql: (text: string) => Database.Statement;
+
+  constructor(sql: (text: string) => Database.Statement) {
+    this.#sql = sql;
+  }
+
+  registryVersions(tenant: string): RegistryVersion[] {
+    const rows = this.#sql(
+      'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id',
+    ).all(tenant) as { id: string; tenant: string; recorded_at: number; predicates: string }[];
+    return rows.map((r) => ({
+      id: r.id,
+      tenant: r.tenant,
+      recordedAt: r.recorded_at,
+      predicates: JSON.parse(r.predicates),
+    }));
+  }
+
+  appendRegistryVersion(version: RegistryVersion): void {
+    this.#sql('INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES (?, ?, ?, ?)').run(
+      version.id,
+      version.tenant,
+      version.recordedAt,
+      JSON.stringify(version.predicates),
+    );
+  }
+
+  insertKey(key: KeyRecord): void {
+    this.#sql(
+      `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      key.id,
+      key.hash,
+      key.tenant,
+      key.agent,
+      key.session,
+      key.admin ? 1 : 0,
+      key.note,
+      key.createdAt,
+      key.expiresAt,
+      key.revokedAt,
+    );
+  }
+
+  getKey(id: string): KeyRecord | null {
+    const row = this.#sql('SELECT * FROM keys WHERE id = ?').get(id) as KeyRow | undefined;
+    return row ? keyFromRow(row) : null;
+  }
+
+  /** Keys of `tenant` (all of them for `*`), in creation order. */
+  listKeys(tenant: string): KeyRecord[] {
+    const rows = (
+      tenant === '*'
+        ? this.#sql('SELECT * FROM keys ORDER BY created_at, id').all()
+        : this.#sql('SELECT * FROM keys WHERE tenant = ? ORDER BY created_at, id').all(tenant)
+    ) as KeyRow[];
+    return rows.map(keyFromRow);
+  }
+
+  deleteExpiredKeys(before: number): number {
+    return this.#sql('DELETE FROM keys WHERE expires_at IS NOT NULL AND expires_at < ?').run(before).changes;
+  }
+
+  /** Sets `revoked_at` once (a second revoke keeps the first time); false when the key does not exist. */
+  revokeKey(id: string, at: number): boolean {
+    return this.#sql('UPDATE keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(at, id).changes > 0;
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * @module
+ * Helpers for isolation tests: a LocalRuntime with `--isolation namespaces` (sandbox folder in tmp,
+ * closed after the test, which also checks nothing of ours is left: network namespaces, fence table),
+ * the probe app's instance spec, and JSON requests to an instance.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { TestContext } from 'node:test';
+import { silentLogger } from '../../../../src/common/log.ts';
+import { createIsolation } from '../../../../src/runtime/local/isolation/choose-isolation.ts';
+import { LocalRuntime } from '../../../../src/runtime/local/local-runtime.ts';
+import type { InstanceSpec, StartedInstance } from '../../../../src/runtime/runtime.ts';
+
+/** The probe app (test/fixtures/probe-app.mjs). */
+export const PROBE = resolve(import.meta.dirname, '../../../fixtures/probe-app.mjs');
+
+/** A temp folder the instances' uids may traverse (mkdtemp makes 0700), removed after the test. */
+export async function openTempDir(t: TestContext, prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A runtime isolating with namespaces; closed after the test. */
+export async function isolatedRuntime(
+  t: TestContext,
+  o: { hidden?: string[]; memoryUrl?: string } = {},
+): Promise<LocalRuntime> {
+  const dir = await openTempDir(t, 'tether-sbx-');
+  const isolation = await createIsolation({
+    requested: 'namespaces',
+    why: 'test',
+    hidden: o.hidden ?? [],
+    memoryUrl: o.memoryUrl,
+    dir,
+    log: silentLogger(),
+  });
+  const rt = new LocalRuntime({ log: silentLogger(), graceMs: 1000, isolation, stateDir: join(dir, 'state') });
+  t.after(() => rt.close());
+  return rt;
+}
+
+/** A spec running the probe app. */
+export function probeSpec(over: Partial<InstanceSpec> = {}): InstanceSpec {
+  const name = `probe-${Math.random().toString(36).slice(2, 7)}`;
+  return {
+    name,
+    service: 'probe',
+    configuration: 'probe',
+    revision: 'probe-00001',
+    argv: ['node', PROBE],
+    env: {},
+    workingDir: resolve(PROBE, '..'),
+    startTimeoutMs: 15_000,
+    sandbox: { readOnlyPaths: [], limits: {}, publicEgress: false },
+    ...over,
+  };
+}
+
+/** GET `path` on the instance, parsed. */
+export async function ask<T = Record<string, unknown>>(inst: StartedInstance, path: string): Promise<T> {
+  const r = await fetch(`http://${inst.host}:${inst.port}${path}`);
+  return (await r.json()) as T;
+}
+
+/** Our network namespaces on this machine now (all runtimes'). */
+export function ourNetworks(): string[] {
+  return execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter((n) => n.startsWith('tth'));
+}
