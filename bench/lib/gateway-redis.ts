@@ -7,7 +7,7 @@
  * its instances, the second adopts them; a `tether gateway` process adds its own Node start to that).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/common/log.ts';
 import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway/gateway.ts';
@@ -22,6 +22,28 @@ const CONNECTIONS = 16;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const RECORDED = 1000;
+
+/** One line of the summary: what, memory, redis, decimals, target, met (undefined: no target). */
+type Row = [string, number | null, number, number, string, boolean | undefined];
+
+/** The summary table: both modes side by side, the ratio, the target and whether it was met. */
+function printTable(rows: Row[]): void {
+  console.log(
+    `\nsummary (${new Date().toISOString()}, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')})`,
+  );
+  console.log(
+    `  ${'figure'.padEnd(36)} ${'memory'.padStart(10)} ${'redis'.padStart(10)} ${'ratio'.padStart(7)}  target`,
+  );
+  for (const [what, mem, red, digits, target, met] of rows) {
+    const ratio = mem === null || mem === 0 ? '' : `${fmt(red / mem)}x`;
+    const verdict = met === undefined ? '' : met ? ' (met)' : ' (NOT met)';
+    console.log(
+      `  ${what.padEnd(36)} ${(mem === null ? 'n/a' : fmt(mem, digits)).padStart(10)} ${fmt(red, digits).padStart(10)} ${ratio.padStart(7)}  ${target}${verdict}`,
+    );
+  }
+}
 
 /** Runs the comparison and prints it. */
 export async function compareRedis(): Promise<void> {
@@ -72,6 +94,11 @@ export async function compareRedis(): Promise<void> {
     const wrk = which('wrk', ['/usr/bin/wrk']);
     console.log(
       `tether gateway bench: Redis session mode vs memory mode — load by ${wrk ? 'wrk' : 'node:http driver'}, ${CONNECTIONS} connections`,
+    );
+    console.log(
+      `  ${new Date().toISOString()}, load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
     );
     const headers = { Host: 'bench.default.example.com', Cookie: 's=bench' };
     const gws: Array<[string, Gateway]> = [
@@ -145,10 +172,16 @@ export async function compareRedis(): Promise<void> {
     console.log(`\nrestart to serving with ${RECORDED} recorded sessions (4 instances, bound in ${fmt(bindMs, 0)} ms)`);
     console.log(`  start + adopt + first request of an old session: ${fmt(restartMs, 1)} ms (same pid)`);
     const w = warm.get('redis') as number[];
-    console.log(
-      `\ntargets: redis/memory throughput >= 0.9x (${fmt(r.rps / m.rps)}x), redis warm p99 <= 50 ms (${fmt(pct(w, 99), 3)}),` +
-        ` restart to serving <= 2000 ms (${fmt(restartMs, 1)})`,
-    );
+    const wm = warm.get('memory') as number[];
+    const rows: Row[] = [
+      ['throughput, req/s', m.rps, r.rps, 0, '>= 0.9x memory', r.rps / m.rps >= 0.9],
+      ['proxy p50, ms', m.p50, r.p50, 3, '', undefined],
+      ['proxy p99, ms', m.p99, r.p99, 3, '', undefined],
+      ['warm new session p50, ms', pct(wm, 50), pct(w, 50), 3, '', undefined],
+      ['warm new session p99, ms', pct(wm, 99), pct(w, 99), 3, '<= 50 ms (redis)', pct(w, 99) <= 50],
+      [`restart to serving, ${RECORDED} sessions, ms`, null, restartMs, 1, '<= 2000 ms', restartMs <= 2000],
+    ];
+    printTable(rows);
   } finally {
     for (const fn of cleanups.reverse()) await fn().catch(() => {});
     await rm(dir, { recursive: true, force: true });
