@@ -141,7 +141,13 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
     const sessionsAfter = await adminJson<AdminSession[]>(second, '/_tether/sessions');
     const deadlines = (list: AdminSession[]) =>
       list
-        .map((s) => [s.id, s.instance, s.expires_at, s.service === 'keep' || s.service === 'doze' ? s.idle_deadline : null, s.gateway])
+        .map((s) => [
+          s.id,
+          s.instance,
+          s.expires_at,
+          s.service === 'keep' || s.service === 'doze' ? s.idle_deadline : null,
+          s.gateway,
+        ])
         .sort();
     assert.deepEqual(deadlines(sessionsAfter), deadlines(sessionsBefore), 'same bindings and deadlines');
 
@@ -194,6 +200,7 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
     const [code] = await once(second.child, 'exit');
     assert.equal(code, 0);
     // A graceful stop in Redis mode leaves the bound instances for the next gateway.
-    for (const i of now.filter((x) => x.service !== 'soon' && x.service !== 'doze')) assert.ok(!isGone(i.pid as number), `${i.name} kept`);
+    for (const i of now.filter((x) => x.service !== 'soon' && x.service !== 'doze'))
+      assert.ok(!isGone(i.pid as number), `${i.name} kept`);
   });
 });
