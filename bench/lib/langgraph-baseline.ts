@@ -30,7 +30,11 @@ export async function openLangGraph(url: string, poolSize: number): Promise<Lang
   const store = new PostgresStore({ connectionOptions: { connectionString: url, max: poolSize }, schema: SCHEMA });
   await store.setup();
   const pool = new pg.Pool({ connectionString: url, max: 4 });
-  pool.on('error', () => {}); // an idle connection ended by the server (the bench's PostgreSQL stopping)
+  // An idle connection ended by the server (the bench's PostgreSQL stopping at the end) is no failure;
+  // the store's own pool has no handler (an unhandled 'error' event ended a run), so it gets one too.
+  const ignore = () => {};
+  pool.on('error', ignore);
+  (store as unknown as { core?: { pool?: pg.Pool } }).core?.pool?.on('error', ignore);
   return new LangGraphBaseline(store, pool);
 }
 

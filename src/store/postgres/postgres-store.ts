@@ -66,7 +66,6 @@ import {
 import { lockFacts, lockNamespace } from './locks.ts';
 import { migrate } from './migrations.ts';
 import {
-  applyBeliefChanges,
   beliefWhere,
   E,
   insertEvents,
@@ -74,6 +73,7 @@ import {
   readExistingIds,
   readFactHeads,
   readGroupEvents,
+  writeEventsAndBeliefs,
 } from './queries.ts';
 import { PostgresResumeTables } from './resume-tables.ts';
 
@@ -202,21 +202,19 @@ export class PostgresStore implements Store {
         existingEventIds: (ids) => readExistingIds(c, ids),
       };
       const w = await plan(heads, tx);
-      await insertEvents(c, w.events);
-      await applyBeliefChanges(c, w.changes);
+      await writeEventsAndBeliefs(c, w.events, w.changes);
       return w.result;
     });
   }
 
   async appendEvents(events: StoredEvent[], changes: BeliefChange[] = []): Promise<void> {
     await this.#tx(async (c) => {
-      await insertEvents(c, events);
-      await applyBeliefChanges(c, changes);
+      await writeEventsAndBeliefs(c, events, changes);
     });
   }
 
   async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
-    await this.#tx((c) => applyBeliefChanges(c, changes));
+    await this.#tx((c) => writeEventsAndBeliefs(c, [], changes));
   }
 
   async importEvents(events: StoredEvent[]): Promise<number> {
