@@ -19,6 +19,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ import { NamespacesSandbox, SANDBOX_PORT } from './namespaces-sandbox.ts';
 import { createNetwork, destroyNetwork, hostNetworks, reserveSlot, SlotTakenError } from './network.ts';
 import type { Isolation, Sandbox } from './sandbox.ts';
 import { projectToken } from './token-projection.ts';
+import { blockedAbove, outermost, unusable, type Viewer } from './view-access.ts';
 
 /** pids limit when the container sets none (a fork bomb stops there). */
 export const DEFAULT_PIDS = 1024;
@@ -139,15 +141,21 @@ export class NamespacesIsolation implements Isolation {
         cleanup.push(() => projection.close());
         tokenDir = projection.dir;
       }
+      const viewer: Viewer =
+        uid === undefined ? { uid: process.getuid?.() ?? 0, gids: process.getgroups?.() ?? [] } : { uid, gids: [uid] };
+      const readOnly = outermost(this.#readOnly(spec));
+      const staged = this.#stage(spec, readOnly, viewer, root);
       const sandbox: NamespacesSandbox = new NamespacesSandbox({
         spec,
         plan,
         uid,
+        viewer,
         cgroup,
         view: {
           hostname: spec.name,
           system: this.#system,
-          readOnly: this.#readOnly(spec),
+          readOnly,
+          staged,
           masks: [],
           workDir: work,
           tokenDir,
@@ -210,6 +218,36 @@ export class NamespacesIsolation implements Isolation {
       }
     }
     throw new Error('no free instance network slot');
+  }
+
+  /**
+   * Refuses a read-only path the instance's uid cannot use itself (with why and what to do), and gives
+   * a stage under `root` (bound there by root before bubblewrap runs as that uid) to each whose host
+   * parents it cannot enter: a checkout in root's 0700 home, the manifest's folder under a 0700 temp folder.
+   */
+  #stage(spec: InstanceSpec, readOnly: readonly string[], viewer: Viewer, root: string): Record<string, string> {
+    const staged: Record<string, string> = {};
+    for (const p of readOnly) {
+      const why = unusable(p, viewer, statSync);
+      if (why) {
+        throw new Error(
+          `instance ${spec.name} cannot be shown ${p}: ${why}; let others in (chmod o+x on a folder, o+r on a file) or run tether up as its owner (not root)`,
+        );
+      }
+      if (blockedAbove(p, viewer, statSync) === undefined) continue;
+      const { unshare, mount } = this.#o.caps.tools;
+      if (!unshare || !mount) {
+        throw new Error(
+          `instance ${spec.name} cannot be shown ${p}: its uid cannot enter a parent folder, and unshare/mount (util-linux) are missing to stage it`,
+        );
+      }
+      const stage = join(root, 'view', String(Object.keys(staged).length));
+      mkdirSync(join(root, 'view'), { recursive: true, mode: 0o711 });
+      if (statSync(p).isDirectory()) mkdirSync(stage, { mode: 0o711 });
+      else writeFileSync(stage, '', { mode: 0o644 });
+      staged[p] = stage;
+    }
+    return staged;
   }
 
   /** workingDir, the command's files and what the service asks for, where they exist. */
