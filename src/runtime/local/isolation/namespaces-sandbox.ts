@@ -6,7 +6,7 @@
  * out-of-memory kill inside it, and releases what namespaces-isolation.ts set up for it.
  */
 import { spawnSync } from 'node:child_process';
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Logger } from '../../../common/log.ts';
 import type { InstanceSpec } from '../../runtime.ts';
@@ -150,7 +150,16 @@ export class NamespacesSandbox implements Sandbox {
   }
 
   #signalAll(signal: NodeJS.Signals): void {
-    this.#p.cgroup?.signal(signal);
+    const cg = this.#p.cgroup;
+    // SIGTERM asks the command to stop in its grace period. Bubblewrap forwards no signal: the outer one
+    // dies of it at once and --die-with-parent SIGKILLs the namespace, so the command's handler never ran
+    // (an agent could not give its lease back). So SIGTERM goes to the command's processes only; the
+    // wrappers exit when the command has, and SIGKILL after the grace still takes everything.
+    if (signal === 'SIGTERM' && cg) {
+      for (const pid of cg.pids()) if (!isBubblewrap(pid)) signalPid(pid, signal);
+      return;
+    }
+    cg?.signal(signal);
     if (this.#pid > 0) {
       try {
         process.kill(-this.#pid, signal);
@@ -184,5 +193,22 @@ function sameOrigin(a: string, b: URL): boolean {
     return new URL(a).origin === b.origin;
   } catch {
     return false;
+  }
+}
+
+/** True when `pid` runs bubblewrap (one of the sandbox's wrappers, not the instance's own command). */
+function isBubblewrap(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap';
+  } catch {
+    return false;
+  }
+}
+
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone meanwhile
   }
 }
