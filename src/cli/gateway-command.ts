@@ -11,11 +11,11 @@ import { parseDuration } from '../common/durations.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
-import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { banner, printBanner } from './banner.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
+import { gatewayIdFromFlags, sessionStoreFromFlags } from './session-store-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
@@ -27,6 +27,10 @@ interface GatewayFlags {
   domain: string;
   queueTimeout: string;
   sessionStore: string;
+  redisUrl?: string;
+  redisPrefix: string;
+  gatewayId?: string;
+  newSessionsPerMinute: string;
   host: string;
   startTimeout: string;
   proxyTimeout: string;
@@ -72,7 +76,22 @@ export function registerGatewayCommand(program: Command): void {
       'auto | namespaces | none: how instances are sandboxed (none by default: production runs on Kubernetes)',
       'none',
     )
-    .option('--session-store <kind>', 'where session bindings are kept: memory', 'memory')
+    .option(
+      '--session-store <kind>',
+      'where sessions and instances are kept: memory (lost at restart) or redis (survive restarts, shared)',
+      'memory',
+    )
+    .option('--redis-url <url>', 'redis://[user:pass@]host:port/db for --session-store redis (or TETHER_REDIS_URL)')
+    .option('--redis-prefix <prefix>', 'start of every Redis key, one per deployment sharing a Redis', 'tether:')
+    .option(
+      '--new-sessions-per-minute <n>',
+      'new sessions per client address per minute, then 429 + Retry-After (0 = no limit; behind --trusted-proxies the address is from X-Forwarded-For)',
+      '60',
+    )
+    .option(
+      '--gateway-id <id>',
+      'this gateway in the session store; keep it across restarts (default: <hostname>-<port>)',
+    )
     .option(
       '--data <dir>',
       'folder of claim.secret and session.secret, generated on first start (0600); TETHER_CLAIM_SECRET and TETHER_SESSION_SECRET override them',
@@ -100,10 +119,10 @@ export function registerGatewayCommand(program: Command): void {
       if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
         throw new Error(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime}'`);
       }
-      if (flags.sessionStore !== 'memory') {
-        throw new Error(`--session-store: only 'memory' is available yet, got '${flags.sessionStore}'`);
-      }
       const log = commandLogger('tether-gateway', flags);
+      // Checked before anything is set up: a bad --redis-url exits naming host and port, never the password.
+      const sessionStore = sessionStoreFromFlags(flags, log);
+      const gatewayId = gatewayIdFromFlags(flags);
       const adminToken = flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined);
       const requested = parseIsolationMode(flags.isolation);
       const isolation = await createIsolation({
@@ -137,7 +156,9 @@ export function registerGatewayCommand(program: Command): void {
         signedSessionKeys: flags.signedSessionKeys ?? false,
         secureCookies: flags.secureCookies ?? false,
         trustedProxies: flags.trustedProxies?.split(',') ?? [],
-        sessionStore: new MemorySessionStore(),
+        sessionStore,
+        gatewayId,
+        newSessionsPerMinute: count('--new-sessions-per-minute', flags.newSessionsPerMinute),
         log,
       });
       await printBanner(
@@ -160,6 +181,11 @@ function port(flag: string, text: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || n > 65535) throw new Error(`${flag}: must be a port number (0-65535), got '${text}'`);
   return n;
+}
+
+function count(flag: string, text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new Error(`${flag}: must be an integer >= 0, got '${text.slice(0, 40)}'`);
+  return Number(text);
 }
 
 function positive(flag: string, text: string): number {

@@ -42,7 +42,7 @@ export const ADMIN_ROUTES: ReadonlyArray<{ path: string; what: string }> = Objec
   { path: '/_tether/services', what: 'services: host, annotations as read, instances, sessions, queue' },
   {
     path: '/_tether/sessions',
-    what: 'sessions: key prefix, claim, instance, state, last activity, idle deadline, expiry (?reveal=keys: whole keys)',
+    what: 'sessions: key prefix, id, claim, instance, state, last activity, idle deadline, expiry, gateway (?reveal=keys: whole keys)',
   },
   {
     path: '/_tether/instances',
@@ -174,6 +174,6 @@ async function listSessions(o: AdminOptions, reveal: boolean) {
   const live = new Map(o.services.map((s) => [s.config.name, s]));
   return records.map((r) => {
     const svc = live.get(r.service);
-    return describeSession(r, svc, svc?.sessions.get(r.key), reveal);
+    return describeSession(r, svc, svc?.sessions.get(r.id), reveal);
   });
 }

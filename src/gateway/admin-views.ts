@@ -20,9 +20,13 @@ export function keyPrefix(key: string): string {
   return `${key.slice(0, Math.min(PREFIX_MAX, Math.floor(key.length / 2)))}…`;
 }
 
-/** A session key as a list shows it: the prefix, or the whole key with `reveal`. */
-function showKey(key: string, reveal: boolean): { key?: string; key_prefix: string } {
-  return reveal ? { key, key_prefix: keyPrefix(key) } : { key_prefix: keyPrefix(key) };
+/**
+ * A session key as a list shows it: the prefix, or the whole key with `reveal`. The store holds only a hash
+ * of each key (`id`), so a session bound by another gateway, or not asked for since a restart, shows none.
+ */
+function showKey(key: string | null, reveal: boolean): { key?: string | null; key_prefix: string | null } {
+  const prefix = key === null ? null : keyPrefix(key);
+  return reveal ? { key, key_prefix: prefix } : { key_prefix: prefix };
 }
 
 /** One service as `/_tether/services` lists it. */
@@ -64,9 +68,12 @@ export function describeSession(
   const lastActive = s?.lastActive ?? r.lastActive;
   const state = s ? sessionState(s) : r.state;
   const timeout = svc?.config.sessionTimeoutMs ?? 0;
-  const idleDeadline = timeout > 0 && state === 'idle' ? new Date(lastActive + timeout).toISOString() : null;
+  // A session of another gateway: the deadline it recorded.
+  const idleAt = s === undefined ? r.idleAt : timeout > 0 ? lastActive + timeout : null;
+  const idleDeadline = idleAt !== null && state === 'idle' ? new Date(idleAt).toISOString() : null;
   return {
-    ...showKey(r.key, reveal),
+    ...showKey(s?.key ?? null, reveal),
+    id: r.id.slice(0, 12),
     service: r.service,
     claim: r.claim,
     instance: r.instance,
@@ -76,6 +83,7 @@ export function describeSession(
     on_idle: svc?.config.idlePolicy ?? null,
     idle_deadline: idleDeadline,
     expires_at: r.expiresAt === null ? null : new Date(r.expiresAt).toISOString(),
+    gateway: r.gateway,
   };
 }
 
@@ -87,7 +95,7 @@ export function describeInstance(i: InstanceEntry, reveal: boolean) {
     state: i.state,
     pid: i.pid,
     ready_at: i.readyAt ? new Date(i.readyAt).toISOString() : null,
-    sessions: [...i.sessions].map((s) => (reveal ? s.key : keyPrefix(s.key))),
+    sessions: [...i.sessions].map((s) => (s.key === null ? s.id.slice(0, 12) : reveal ? s.key : keyPrefix(s.key))),
     warm: i.warm,
   };
 }

@@ -9,15 +9,16 @@ import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import { type ClaimNamer, claimNamer } from '../sessions/claim-name.ts';
-import type { SessionStore } from '../sessions/session-store.ts';
+import type { InstanceRecord, SessionStore } from '../sessions/session-store.ts';
 import { InstancePool } from './instance-pool.ts';
 import { GatewayMetrics } from './metrics.ts';
+import { NewSessionLimit } from './new-session-limit.ts';
 import { reconcileService } from './reconciler.ts';
 import { applyServices, type ReloadResult } from './reload.ts';
 import { Scheduler } from './scheduler.ts';
 import type { ServiceConfig } from './services/service-config.ts';
-import { SessionTable } from './session-table.ts';
-import { newServiceState, type ServiceState } from './state.ts';
+import { type SessionEvents, SessionTable } from './session-table.ts';
+import { type InstanceEntry, newServiceState, type ServiceState } from './state.ts';
 
 /** Options of `createGatewayCore`. */
 export interface GatewayCoreOptions {
@@ -42,6 +43,12 @@ export interface GatewayCoreOptions {
   claimName?: ClaimNamer;
   /** The regular reconcile interval the caller runs (ms); earlier deadlines get their own timer. @default 200 */
   tickMs?: number;
+  /** This gateway's id in the session store. @default 'gateway' */
+  gatewayId?: string;
+  /** New sessions per client address per minute (0 = no limit). @default 0 */
+  newSessionsPerMinute?: number;
+  /** Binding listeners. */
+  events?: SessionEvents;
 }
 
 /** The wired core. */
@@ -57,7 +64,12 @@ export interface GatewayCore {
   applyServices(next: readonly ServiceConfig[]): ReloadResult;
   /** Stops reconciling and rejects queued requests (before the runtime is closed). */
   stop(): void;
+  /** Reconciling waits for this (the gateway reads its store first); true once set. */
+  hydrated: boolean;
 }
+
+/** How often a durable store is read back for activity other gateways saw (ms). */
+const REFRESH_MS = 2000;
 
 /** Wires the gateway core. */
 export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
@@ -67,8 +79,18 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
   let stopped = false;
   let pokeTimer: NodeJS.Immediate | undefined;
   let deadlineTimer: NodeJS.Timeout | undefined;
+  let refreshedAt = 0;
+  let refreshing = false;
+  const gatewayId = o.gatewayId ?? 'gateway';
   const reconcile = () => {
-    if (stopped) return;
+    if (stopped || !core.hydrated) return;
+    if (o.store.durable && !refreshing && Date.now() - refreshedAt >= REFRESH_MS) {
+      refreshing = true;
+      refreshedAt = Date.now();
+      void refreshFromStore().finally(() => {
+        refreshing = false;
+      });
+    }
     let next = Number.POSITIVE_INFINITY;
     for (const svc of services) {
       try {
@@ -104,34 +126,63 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
       for (const s of [...inst.sessions]) table.end(s, 'instance_gone');
       scheduler.drain(inst.service);
       poke();
+      if (!inst.foreign) write(o.store.deleteInstance(inst.service.config.name, inst.name));
     },
+    onChange: (inst) => putInstance(inst),
   });
-  const claimName = o.claimName ?? claimNamer(randomBytes(32));
+  const write = (p: Promise<unknown>) =>
+    p.catch((err: unknown) => o.log.error({ err: (err as Error).message }, 'session store write failed'));
+  const putInstance = (inst: InstanceEntry) => {
+    if (inst.foreign || stopped || inst.state === 'starting' || inst.state === 'stopping') return;
+    write(o.store.putInstance(instanceRecord(inst, gatewayId)));
+  };
+  /**
+   * Activity another gateway proxied for sessions of this one (it writes lastActive to the store): move the
+   * idle timers on, and resume a paused instance whose session was asked for elsewhere.
+   */
+  const refreshFromStore = async () => {
+    for (const svc of services) {
+      if (svc.sessions.size === 0) continue;
+      const records = await o.store.list(svc.config.name).catch(() => []);
+      for (const r of records) {
+        const s = svc.sessions.get(r.id);
+        if (s === undefined || !s.live || r.lastActive <= s.lastActive) continue;
+        s.lastActive = r.lastActive;
+        if (s.instance.state === 'paused') void pool.resume(s.instance);
+      }
+    }
+  };
   const table = new SessionTable({
     store: o.store,
     pool,
     clock: o.clock,
     log: o.log,
     metrics,
-    claimName,
-    onEnded: poke,
+    gatewayId,
+    events: o.events,
+    instanceChanged: putInstance,
+    claimName: o.claimName ?? claimNamer(randomBytes(32)),
+    onEnded: () => poke(),
   });
   const scheduler = new Scheduler({
     pool,
     table,
+    store: o.store,
     clock: o.clock,
     metrics,
     queueTimeoutMs: o.queueTimeoutMs,
     maxQueue: o.maxQueue ?? 1000,
     poke,
+    limit: new NewSessionLimit(o.clock, o.newSessionsPerMinute ?? 0),
   });
-  return {
+  const core: GatewayCore = {
     services,
     metrics,
     pool,
     table,
     scheduler,
     reconcile,
+    hydrated: true,
     applyServices(next) {
       const result = applyServices({ services, domain: o.domain, pool, table, scheduler, metrics, log: o.log }, next);
       poke();
@@ -143,5 +194,21 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
       if (deadlineTimer) clearTimeout(deadlineTimer);
       for (const svc of services) scheduler.rejectAll(svc);
     },
+  };
+  return core;
+}
+
+/** The store record of one of this gateway's instances. */
+export function instanceRecord(inst: InstanceEntry, gateway: string): InstanceRecord {
+  return {
+    name: inst.name,
+    service: inst.service.config.name,
+    state: inst.state === 'paused' ? 'paused' : 'running',
+    pid: inst.pid,
+    incarnation: inst.incarnation,
+    host: inst.host,
+    port: inst.port,
+    warm: inst.warm,
+    gateway,
   };
 }

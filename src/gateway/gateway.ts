@@ -22,11 +22,13 @@ import { createFrontServer } from './proxy/front-server.ts';
 import { createHttpProxy } from './proxy/http-proxy.ts';
 import { sendSocketError } from './proxy/respond.ts';
 import { createUpgradeProxy } from './proxy/ws-proxy.ts';
+import { rehydrate } from './rehydrate.ts';
 import type { ReloadResult } from './reload.ts';
 import { Router } from './router.ts';
 import { loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { sessionKeyPolicy } from './session-key.ts';
+import type { SessionEvents } from './session-table.ts';
 
 /** Options of `startGateway`. */
 export interface GatewayOptions {
@@ -87,7 +89,25 @@ export interface GatewayOptions {
    * killed at the next start. @default `<tmpdir>/tether-runtime-<user>` (shared safely between gateways)
    */
   stateDir?: string;
+  /**
+   * Where sessions and instances are kept. A durable one (Redis) makes instances outlive the gateway: `close()`
+   * leaves them running and the next gateway with the same `gatewayId` adopts them. @default MemorySessionStore
+   */
   sessionStore?: SessionStore;
+  /** This gateway's id in the session store (which gateway bound a session). @default 'gateway' */
+  gatewayId?: string;
+  /**
+   * New sessions per client address per minute; past it 429 + Retry-After (0 = no limit). The address is the
+   * socket's, or X-Forwarded-For's when the socket is one of `trustedProxies`. @default 60
+   */
+  newSessionsPerMinute?: number;
+  /** Listeners of session bindings (bound / ended). */
+  events?: SessionEvents;
+  /**
+   * How long start-up waits for the session store before serving anyway (503 + Retry-After until the store is
+   * read; it is retried with back-off meanwhile) (ms). @default 5000
+   */
+  storeWaitMs?: number;
   runtime?: InstanceRuntime;
   /** Sandboxes for the local runtime's instances (ignored with `runtime`); plain processes without. */
   isolation?: Isolation;
@@ -149,8 +169,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       stateDir: options.stateDir,
       isolation: options.isolation,
     });
-  const store = options.sessionStore ?? new MemorySessionStore();
+  const store = options.sessionStore ?? new MemorySessionStore(options.clock);
+  const gatewayId = options.gatewayId ?? 'gateway';
   const core = createGatewayCore({
+    gatewayId,
+    events: options.events,
+    newSessionsPerMinute: options.newSessionsPerMinute ?? 60,
     services: configs,
     domain: options.domain ?? 'example.com',
     runtime,
@@ -165,6 +189,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     claimName,
   });
   const { services, scheduler, metrics, reconcile } = core;
+  // Nothing is placed, started or reconciled before the store was read and the runtime's instances adopted.
+  core.hydrated = false;
+  scheduler.serving = false;
   const router = new Router(services);
 
   const proxyTimeoutMs = options.proxyTimeoutMs ?? 300_000;
@@ -192,7 +219,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   admin.on('clientError', malformed);
 
   const cleanup = async () => {
-    await runtime.close();
+    // A durable store keeps the bindings: leave their instances running for the next gateway to adopt.
+    if (store.durable) await runtime.detach();
+    else await runtime.close();
     await store.close();
   };
   try {
@@ -206,8 +235,30 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const tick = setInterval(reconcile, options.reconcileIntervalMs ?? 200);
   tick.unref();
-  reconcile();
-  if (options.waitForWarm ?? true) {
+  if (!store.durable) {
+    log.warn('session store: memory — sessions do not survive a gateway restart (use --session-store redis)');
+  }
+  let stopping = false;
+  const hydrated = (async () => {
+    await store.ready();
+    if (stopping) return false;
+    const t0 = performance.now();
+    const r = await rehydrate(core, { store, runtime, log, gatewayId });
+    core.hydrated = true;
+    scheduler.serving = true;
+    log.info({ ...r, ms: Math.round(performance.now() - t0) }, 'session store read');
+    reconcile();
+    return true;
+  })();
+  hydrated.catch((err: unknown) => {
+    if (!stopping) log.error({ err: (err as Error).message }, 'session store could not be read');
+  });
+  const waited = await Promise.race([
+    hydrated.catch(() => false),
+    new Promise<false>((r) => setTimeout(() => r(false), options.storeWaitMs ?? 5000).unref()),
+  ]);
+  if (!waited) log.warn('session store not reachable yet: answering 503 + Retry-After until it is');
+  if (waited && (options.waitForWarm ?? true)) {
     await Promise.all(services.flatMap((s) => [...s.instances.values()].map((i) => i.ready.catch(() => {}))));
   }
   const publicUrl = `http://${urlHost(pub, options.host ?? '0.0.0.0')}`;
@@ -239,6 +290,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     close() {
       closing ??= (async () => {
+        stopping = true;
         clearInterval(tick);
         core.stop();
         const closed = Promise.all([

@@ -12,8 +12,10 @@ import {
   type InstanceRuntime,
   type InstanceSession,
   type LogLine,
+  type ObservedInstance,
   PROBE_HEADER,
 } from '../runtime/runtime.ts';
+import type { InstanceRecord } from '../sessions/session-store.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { UpstreamPool } from './proxy/upstream-pool.ts';
 import type { InstanceEntry, ServiceState } from './state.ts';
@@ -38,6 +40,8 @@ export interface InstancePoolOptions {
   maxInstances?: number;
   /** Called once when an instance is gone (exited, failed to start): end its sessions, drain the queue. */
   onGone: (inst: InstanceEntry) => void;
+  /** Called when an instance became ready, paused or resumed (its record in the session store is due). */
+  onChange: (inst: InstanceEntry) => void;
 }
 
 /** Starts, pauses, resumes and deletes instances through an `InstanceRuntime`. */
@@ -61,6 +65,11 @@ export class InstancePool {
   /** The live instance called `name`. */
   get(name: string): InstanceEntry | undefined {
     return this.#byName.get(name);
+  }
+
+  /** Every live instance this pool manages, of all services. */
+  all(): IterableIterator<InstanceEntry> {
+    return this.#byName.values();
   }
 
   /** Instances that may still be started under `maxInstances`. */
@@ -105,8 +114,11 @@ export class InstancePool {
       inflight: 0,
       ready: Promise.resolve(),
       resuming: null,
+      pausing: null,
       readyAt: 0,
       exited: false,
+      incarnation: null,
+      foreign: false,
       retired: false,
     };
     svc.instances.set(name, inst);
@@ -117,24 +129,102 @@ export class InstancePool {
   }
 
   /**
-   * Pauses a running instance (state changes at once). Its idle keep-alive sockets are dropped first:
-   * the app's keep-alive timers may fire the moment it resumes, and a request written on such a socket
-   * would be reset.
+   * Manages an instance the runtime adopted (left running by a previous gateway), in the state observed.
+   * @param warm true when the store had it in the warm pool
    */
-  async pause(inst: InstanceEntry): Promise<void> {
-    if (inst.state !== 'running') return;
-    inst.state = 'paused';
+  adopted(svc: ServiceState, found: ObservedInstance, warm: boolean): InstanceEntry {
+    const inst: InstanceEntry = {
+      name: found.name,
+      service: svc,
+      state: found.state,
+      pid: found.pid,
+      host: found.host,
+      port: found.port,
+      upstream: new UpstreamPool(found.host, found.port),
+      sessions: new Set(),
+      warm,
+      inflight: 0,
+      ready: Promise.resolve(),
+      resuming: null,
+      pausing: null,
+      readyAt: Date.now(),
+      exited: false,
+      incarnation: found.incarnation,
+      foreign: false,
+      retired: false,
+    };
+    svc.instances.set(inst.name, inst);
+    this.#byName.set(inst.name, inst);
+    return inst;
+  }
+
+  /**
+   * An instance another gateway manages, for proxying one of its sessions: not counted, never paused, resumed
+   * or deleted from here.
+   */
+  foreign(svc: ServiceState, rec: InstanceRecord): InstanceEntry {
+    return {
+      name: rec.name,
+      service: svc,
+      state: 'running',
+      pid: rec.pid,
+      host: rec.host,
+      port: rec.port,
+      upstream: new UpstreamPool(rec.host, rec.port),
+      sessions: new Set(),
+      warm: false,
+      inflight: 0,
+      ready: Promise.resolve(),
+      resuming: null,
+      pausing: null,
+      readyAt: 0,
+      exited: false,
+      incarnation: rec.incarnation,
+      foreign: true,
+      retired: false,
+    };
+  }
+
+  /**
+   * Pauses a running instance: `pausing` at once (no new request is routed to it), `paused` once the runtime
+   * observed it. Its idle keep-alive sockets are dropped first: the app's keep-alive timers may fire the
+   * moment it resumes, and a request written on such a socket would be reset.
+   */
+  pause(inst: InstanceEntry): Promise<void> {
+    if (inst.state !== 'running') return inst.pausing ?? Promise.resolve();
+    inst.state = 'pausing';
     if (inst.upstream) {
       inst.upstream.destroy();
       inst.upstream = new UpstreamPool(inst.host, inst.port);
     }
-    this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
-    await this.#o.runtime.pause(inst.name).catch((err: unknown) => this.#failed('pause', inst, err));
+    inst.pausing = this.#o.runtime.pause(inst.name).then(
+      () => {
+        inst.pausing = null;
+        if (inst.state !== 'pausing') return;
+        inst.state = 'paused';
+        this.#o.log.info({ instance: inst.name, warm: inst.warm }, 'instance paused');
+        this.#o.onChange(inst);
+      },
+      (err: unknown) => {
+        inst.pausing = null;
+        this.#failed('pause', inst, err);
+        if (inst.state === 'pausing') inst.state = 'running';
+      },
+    );
+    return inst.pausing;
   }
 
-  /** Resumes a paused instance; concurrent callers share one resume. */
+  /** Resumes a paused (or pausing) instance; concurrent callers share one resume. */
   resume(inst: InstanceEntry): Promise<void> {
     if (inst.resuming) return inst.resuming;
+    if (inst.state === 'pausing' && inst.pausing) {
+      // Resume what is being paused once the pause is done (a half-done pause is not resumable everywhere).
+      inst.resuming = inst.pausing.then(() => {
+        inst.resuming = null;
+        return this.resume(inst);
+      });
+      return inst.resuming;
+    }
     if (inst.state !== 'paused') return Promise.resolve();
     inst.state = 'running';
     const t0 = performance.now();
@@ -159,6 +249,7 @@ export class InstancePool {
       .finally(() => {
         inst.resuming = null;
         this.#o.metrics.resumeDuration.observe({ service: inst.service.config.name }, (performance.now() - t0) / 1000);
+        this.#o.onChange(inst);
       });
     return inst.resuming;
   }
@@ -195,6 +286,7 @@ export class InstancePool {
         sandbox: cfg.container.sandbox,
       });
       inst.pid = started.pid;
+      inst.incarnation = started.incarnation;
       inst.host = started.host;
       inst.port = started.port;
       inst.upstream = new UpstreamPool(inst.host, inst.port);
@@ -209,6 +301,7 @@ export class InstancePool {
       if (inst.exited) throw new Error(`instance ${inst.name} exited while starting`);
       inst.state = 'running';
       inst.readyAt = Date.now();
+      this.#o.onChange(inst);
       if (inst.warm) await this.pause(inst);
       this.#o.log.info({ instance: inst.name, pid: inst.pid, warm: inst.warm }, 'instance ready');
     } catch (err) {

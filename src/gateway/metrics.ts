@@ -32,6 +32,12 @@ export class GatewayMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  readonly reclaims = new Counter({
+    name: 'tether_gateway_reclaims_total',
+    help: 'Instances given up at max-scale / max-instances so a waiting session could start (pressure policy)',
+    labelNames: ['service'] as const,
+    registers: [this.registry],
+  });
   readonly instanceStarts = new Counter({
     name: 'tether_gateway_instance_starts_total',
     help: 'Instances started, by service and whether for the warm pool',

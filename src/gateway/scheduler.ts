@@ -8,17 +8,29 @@
  * Called by the proxy; `drain` runs when an instance goes away and on every reconcile pass.
  */
 import type { Clock } from '../common/clock.ts';
-import { type TetherError, unavailable } from '../common/errors.ts';
+import { isTetherError, type TetherError, unavailable } from '../common/errors.ts';
 import { sessionKeyHash } from '../sessions/session-hash.ts';
+import { type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import type { SessionTable } from './session-table.ts';
-import { type InstanceEntry, type Placement, type ServiceState, type SessionEntry, servingCount } from './state.ts';
+import type { NewSessionLimit } from './new-session-limit.ts';
+import { pickReclaim } from './reclaim.ts';
+import { BindRefused, type SessionTable } from './session-table.ts';
+import {
+  FOREIGN_TTL_MS,
+  type InstanceEntry,
+  type Placement,
+  type ServiceState,
+  type SessionEntry,
+  servingCount,
+} from './state.ts';
 
 /** Options of `Scheduler`. */
 export interface SchedulerOptions {
   pool: InstancePool;
   table: SessionTable;
+  /** Read on a local miss when durable (another gateway may have bound the session). */
+  store: SessionStore;
   clock: Clock;
   metrics: GatewayMetrics;
   /** How long a new session may wait for a slot (ms). */
@@ -27,11 +39,15 @@ export interface SchedulerOptions {
   maxQueue: number;
   /** Asks for a reconcile (warm pool refill). */
   poke: () => void;
+  /** New sessions per client address (issue 9 item 4). @default no limit */
+  limit?: NewSessionLimit;
 }
 
 /** Session placement and the wait queue. */
 export class Scheduler {
   readonly #o: SchedulerOptions;
+  /** False until the gateway read its session store at start (503 + Retry-After meanwhile). */
+  serving = true;
 
   constructor(options: SchedulerOptions) {
     if (!(options.queueTimeoutMs > 0)) {
@@ -48,8 +64,8 @@ export class Scheduler {
    * @returns the session, or undefined when `acquire` must be used
    */
   route(svc: ServiceState, key: string): SessionEntry | undefined {
-    const s = svc.sessions.get(key);
-    if (s === undefined || s.instance.state !== 'running' || s.instance.resuming) return undefined;
+    const s = svc.byKey.get(key);
+    if (s === undefined || !s.confirmed || s.instance.state !== 'running' || s.instance.resuming) return undefined;
     this.#hold(s);
     return s;
   }
@@ -57,19 +73,33 @@ export class Scheduler {
   /**
    * Slow path: resumes, waits for start, places a new session or queues it. Counts the request in flight
    * (the caller must `release`).
-   * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready
+   * @param client the client's address, for the new-sessions-per-minute limit
+   * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready; 429
+   * `rate_limited` when `client` starts new sessions faster than the limit
    */
-  async acquire(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+  async acquire(svc: ServiceState, key: string, signal: AbortSignal, client?: string): Promise<SessionEntry> {
+    if (!this.serving) throw unavailable('the gateway is starting: its session store is not read yet', 1);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const s = svc.sessions.get(key) ?? (await this.#placeOnce(svc, key, signal));
+      const s =
+        this.#known(svc, key) ??
+        // Only a durable store is read here: in memory mode placement stays synchronous (queued at once).
+        (this.#o.store.durable ? await this.#foreign(svc, key, signal) : undefined) ??
+        (await this.#placeOnce(svc, key, signal, attempt === 0 ? client : undefined));
       this.#hold(s);
+      try {
+        await s.bound;
+      } catch (err) {
+        this.release(s);
+        if (err instanceof BindRefused) continue; // another binding holds: find it, or place again
+        throw isTetherError(err) ? err : unavailable('the session store failed', 1);
+      }
       try {
         await this.#ready(s.instance);
       } catch {
         this.release(s);
         throw unavailable(notReady(s.instance.name), 1);
       }
-      if (s.live && s.instance.state === 'running') return s;
+      if (s.live && (s.instance.foreign || s.instance.state === 'running')) return s;
       this.release(s); // ended while we waited: place again
     }
     throw unavailable('instance went away while starting', 1);
@@ -80,13 +110,14 @@ export class Scheduler {
     s.inflight--;
     s.instance.inflight--;
     s.lastActive = this.#o.clock.now();
+    if (s.instance.foreign) this.#touchForeign(s);
   }
 
   /** Serves queued waiters while slots are free (FIFO). */
   drain(svc: ServiceState): void {
     while (svc.queue.length > 0) {
       const head = svc.queue[0]!;
-      const s = svc.sessions.get(head.key) ?? this.#place(svc, head.key);
+      const s = svc.byKey.get(head.key) ?? this.#place(svc, head.key);
       if (!s) return;
       svc.queue.shift();
       head.resolve(s);
@@ -98,15 +129,107 @@ export class Scheduler {
     for (const w of svc.queue.splice(0)) w.reject(unavailable(reason, 1));
   }
 
+  /** This gateway's session of `key`; a rehydrated one (known by id only) learns its key here. */
+  #known(svc: ServiceState, key: string): SessionEntry | undefined {
+    const s = svc.byKey.get(key);
+    if (s !== undefined || svc.sessions.size === svc.byKey.size) return s;
+    const byId = svc.sessions.get(sessionId(key));
+    if (byId !== undefined) this.#o.table.learnKey(svc, byId, key);
+    return byId;
+  }
+
+  /**
+   * A session another gateway sharing the store bound: proxied to its instance. Only durable stores are read
+   * (in memory mode this gateway knows every session).
+   * @throws {TetherError} 503 when its instance is not serving within the queue timeout, or Redis is down
+   */
+  async #foreign(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry | undefined> {
+    const store = this.#o.store;
+    const id = sessionId(key);
+    const now = this.#o.clock.now();
+    const cached = svc.foreign.get(id);
+    if (cached && now - cached.checkedAt < FOREIGN_TTL_MS && cached.session.live) return cached.session;
+    const rec = await store.get(svc.config.name, id);
+    if (rec === undefined) {
+      svc.foreign.delete(id);
+      return undefined;
+    }
+    if (rec.gateway === this.#o.table.gatewayId) {
+      await store.end(svc.config.name, id); // ours but unknown here: left over from before a restart
+      return undefined;
+    }
+    const inst = await this.#foreignInstance(svc, rec.id, rec.instance, signal);
+    const session: SessionEntry = {
+      id,
+      key,
+      claim: rec.claim,
+      instance: this.#o.pool.foreign(svc, inst),
+      createdAt: rec.createdAt,
+      lastActive: rec.lastActive,
+      expiresAt: rec.expiresAt,
+      inflight: 0,
+      live: true,
+      synced: String(now),
+      confirmed: true,
+      bound: Promise.resolve(),
+      gateway: rec.gateway,
+      fromWarm: false,
+      requests: 2,
+    };
+    cached?.session.instance.upstream?.destroy();
+    svc.foreign.set(id, { session, checkedAt: now });
+    return session;
+  }
+
+  /**
+   * The record of another gateway's instance once it serves: it may still be starting (its record comes when it
+   * is ready) or paused (the newer activity written here makes its gateway resume it: core.ts, refresh).
+   */
+  async #foreignInstance(svc: ServiceState, id: string, name: string, signal: AbortSignal) {
+    const store = this.#o.store;
+    const deadline = Date.now() + this.#o.queueTimeoutMs;
+    let woken = false;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      const inst = await store.getInstance(svc.config.name, name);
+      if (inst?.state === 'running') return inst;
+      if (inst?.state === 'paused' && !woken) {
+        woken = true;
+        await store.touch(svc.config.name, id, { lastActive: this.#o.clock.now() });
+      }
+      if (signal.aborted) throw wentAway();
+      if (Date.now() + delay > deadline) {
+        throw unavailable(`instance ${name} of another gateway is not serving yet`, 1);
+      }
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+
+  /** Tells the owner of a foreign session about its activity here, at most once a second. */
+  #touchForeign(s: SessionEntry): void {
+    if (s.lastActive - Number(s.synced) < FOREIGN_TTL_MS) return;
+    s.synced = String(s.lastActive);
+    this.#o.store.touch(s.instance.service.config.name, s.id, { lastActive: s.lastActive }).catch(() => {});
+  }
+
   #hold(s: SessionEntry): void {
+    s.requests++;
     s.inflight++;
     s.instance.inflight++;
     s.lastActive = this.#o.clock.now();
   }
 
-  #placeOnce(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry> {
+  #placeOnce(svc: ServiceState, key: string, signal: AbortSignal, client: string | undefined): Promise<SessionEntry> {
+    // Placed by a concurrent request of the same key while this one read the store.
+    const known = svc.byKey.get(key);
+    if (known !== undefined) return Promise.resolve(known);
     let p = svc.placing.get(key);
     if (!p) {
+      // A new session (the requests of one key waiting for one placement count once).
+      try {
+        this.#o.limit?.take(client);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       const placed = this.#place(svc, key);
       if (placed) return Promise.resolve(placed);
       if (svc.queue.length >= this.#o.maxQueue) {
@@ -137,14 +260,17 @@ export class Scheduler {
           this.#o.metrics.warmClaims.inc({ service: cfg.name });
           // Refill soon, but after this request: spawning blocks the event loop for a few ms.
           setTimeout(this.#o.poke, 25).unref();
-          return this.#o.table.bind(svc, i, key);
+          return this.#o.table.bind(svc, i, key, true);
         }
       } else if (i.state !== 'stopping' && !i.retired && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
       }
     }
     if (free) return this.#o.table.bind(svc, free, key);
-    if (!room) return undefined;
+    if (!room) {
+      this.#reclaim(svc.instances.values(), svc);
+      return undefined;
+    }
     // max-instances bounds every instance of the gateway; at the cap, a warm one elsewhere may give way.
     if (this.#o.pool.free() > 0) {
       // With target 1 the instance is this session's alone: a Kubernetes claim is named and labelled for it.
@@ -158,8 +284,23 @@ export class Scheduler {
           : undefined;
       return this.#o.table.bind(svc, this.#o.pool.start(svc, false, session), key);
     }
-    this.#o.pool.makeRoom();
+    if (!this.#o.pool.makeRoom()) this.#reclaim(this.#o.pool.all(), svc);
     return undefined;
+  }
+
+  /**
+   * At a limit with sessions waiting, ends the sessions of one instance the pressure policy gives up (reclaim.ts):
+   * one that never sent a second request first, else the least recently used paused one. Its deletion frees the
+   * slot; the queue is drained when it is gone. Nothing is reclaimed while enough instances are already leaving.
+   */
+  #reclaim(candidates: Iterable<InstanceEntry>, svc: ServiceState): void {
+    let leaving = 0;
+    for (const i of svc.instances.values()) if (i.state === 'stopping') leaving++;
+    if (leaving > svc.queue.length) return;
+    const victim = pickReclaim(candidates);
+    if (victim === undefined) return;
+    this.#o.metrics.reclaims.inc({ service: victim.service.config.name });
+    for (const s of [...victim.sessions]) this.#o.table.end(s, 'reclaimed');
   }
 
   /** Queues one waiter for `key`; its requests follow it with `follow`. */
@@ -203,7 +344,7 @@ export class Scheduler {
   async #ready(inst: InstanceEntry): Promise<void> {
     await inst.ready; // rejects when the start failed, even if that is already known
 
-    if (inst.state === 'paused') await this.#o.pool.resume(inst);
+    if (inst.state === 'paused' || inst.state === 'pausing') await this.#o.pool.resume(inst);
     else if (inst.resuming) await inst.resuming;
   }
 }

@@ -10,8 +10,11 @@ import type { ServiceRequestMetrics } from './metrics.ts';
 import type { UpstreamPool } from './proxy/upstream-pool.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 
-/** Lifecycle of an instance as the admin API shows it. */
-export type InstanceState = 'starting' | 'running' | 'paused' | 'stopping';
+/**
+ * Lifecycle of an instance as the admin API shows it. `pausing` lasts until the runtime observed the pause
+ * (instant locally, seconds on Kubernetes); only then is it `paused`.
+ */
+export type InstanceState = 'starting' | 'running' | 'pausing' | 'paused' | 'stopping';
 
 /** One instance of a service. */
 export interface InstanceEntry {
@@ -33,17 +36,26 @@ export interface InstanceEntry {
   ready: Promise<void>;
   /** Pending resume, awaited by concurrent requests. */
   resuming: Promise<void> | null;
+  /** Pending pause (state `pausing`), awaited by a resume. */
+  pausing: Promise<void> | null;
   /** Epoch ms (real time) it became ready; 0 until then. */
   readyAt: number;
   /** True once the runtime reported its exit (it may still be `starting` then: #boot re-checks it). */
   exited: boolean;
+  /** The runtime's incarnation (process start time, pod uid) once started; kept in the session store. */
+  incarnation: string | null;
+  /** True for an instance another gateway manages (a session it bound, proxied here): never paused or deleted. */
+  foreign: boolean;
   /** Started from a container spec a reload replaced: it serves its sessions to their end, takes no new one. */
   retired: boolean;
 }
 
 /** One session bound to one instance. */
 export interface SessionEntry {
-  key: string;
+  /** `sessionId(key)`: what the store keeps. */
+  id: string;
+  /** The raw key, once a request carried it (null for a session rehydrated from the store until then). */
+  key: string | null;
   claim: string;
   instance: InstanceEntry;
   createdAt: number;
@@ -54,6 +66,16 @@ export interface SessionEntry {
   live: boolean;
   /** `state:lastActive` last written to the store, to skip unchanged writes. */
   synced: string;
+  /** True once the store confirmed the binding (`bind`); the fast path routes only confirmed sessions. */
+  confirmed: boolean;
+  /** Settles when the store answered the bind: rejects when the binding was not made here. */
+  bound: Promise<void>;
+  /** Id of the gateway that bound it. */
+  gateway: string;
+  /** For a session placed on a warm-pool instance: it goes back to the pool when the bind is refused. */
+  fromWarm: boolean;
+  /** Requests it sent (2 for a rehydrated one: it had a past); a one-request session is reclaimed first. */
+  requests: number;
 }
 
 /** A request waiting in the FIFO queue for a slot. */
@@ -79,7 +101,12 @@ export interface ServiceState {
   /** `<name>.<namespace>.<domain>`. */
   host: string;
   instances: Map<string, InstanceEntry>;
+  /** This gateway's sessions by id (`sessionId(key)`), the unconfirmed ones included. */
   sessions: Map<string, SessionEntry>;
+  /** The same sessions by raw key, once known: the request fast path is one Map get, no hashing. */
+  byKey: Map<string, SessionEntry>;
+  /** Sessions another gateway bound, proxied to its instances; looked up again after `FOREIGN_TTL_MS`. */
+  foreign: Map<string, { session: SessionEntry; checkedAt: number }>;
   /** New sessions waiting for a slot, so concurrent first requests of one key share one queue entry. */
   placing: Map<string, Placement>;
   queue: Waiter[];
@@ -98,6 +125,8 @@ export function newServiceState(config: ServiceConfig, domain: string): ServiceS
     host: `${config.name}.${config.namespace}.${domain}`.toLowerCase(),
     instances: new Map(),
     sessions: new Map(),
+    byKey: new Map(),
+    foreign: new Map(),
     placing: new Map(),
     queue: [],
     backoffUntil: 0,
@@ -112,6 +141,9 @@ export function servingCount(svc: ServiceState): number {
   for (const i of svc.instances.values()) if (!i.warm) n++;
   return n;
 }
+
+/** How long a foreign session's binding is trusted before it is read from the store again (ms). */
+export const FOREIGN_TTL_MS = 1000;
 
 /** The state shown for a session. */
 export function sessionState(s: SessionEntry): SessionState {

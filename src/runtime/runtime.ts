@@ -1,8 +1,10 @@
 /**
  * @module
  * The `InstanceRuntime` interface: how the gateway starts, pauses, resumes and deletes instances.
- * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts
- * (processes); a Kubernetes runtime (agent-sandbox) comes later.
+ * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts (processes,
+ * optionally isolated) and kubernetes/kubernetes-runtime.ts (agent-sandbox claims). State is observed, not
+ * assumed: `pause` resolves once the runtime saw the instance stopped, and `list`/`adopt` let a restarted
+ * gateway take back the instances a previous one left running (the session store says which are still bound).
  */
 
 /** Header on the gateway's own requests to an instance (readiness, warm-up); apps may leave them out of counters. */
@@ -78,9 +80,32 @@ export interface StartedInstance {
   name: string;
   /** OS process id (local runtime), the app's own pid. */
   pid: number | null;
-  /** What tells this instance from a later one of the same name (the Kubernetes runtime: the claim uid). */
-  incarnation?: string | null;
-  /** Where the instance listens. */
+  /**
+   * What tells this instance from a later one reusing its name or pid: the local runtime gives the process
+   * start time (`/proc/<pid>/stat` field 22, clock ticks after boot, as a decimal string); the Kubernetes
+   * runtime the SandboxClaim's uid. `adopt` takes an instance back only when it still matches; null when
+   * the runtime has none.
+   */
+  incarnation: string | null;
+  /** Where the instance listens (an address every gateway sharing the session store can reach). */
+  host: string;
+  port: number;
+}
+
+/** An instance as the runtime observes it now. */
+export interface ObservedInstance extends StartedInstance {
+  /** Knative service name. */
+  service: string;
+  /** `paused` only when the runtime saw it stopped (local: /proc state `T`). */
+  state: 'running' | 'paused';
+}
+
+/** What a session store remembers of an instance, enough for `adopt` to find it again. */
+export interface InstanceIdentity {
+  name: string;
+  service: string;
+  pid: number | null;
+  incarnation: string | null;
   host: string;
   port: number;
 }
@@ -108,7 +133,7 @@ export interface InstanceRuntime {
    * @throws {Error} when it exits before ready or is not ready within `spec.startTimeoutMs` (it is then killed).
    */
   start(spec: InstanceSpec): Promise<StartedInstance>;
-  /** Freezes the instance (keeps its state, uses no CPU). */
+  /** Freezes the instance (keeps its state, uses no CPU); resolves once the pause is observed. */
   pause(name: string): Promise<void>;
   /** Unfreezes a paused instance; resolves once it runs, with its address when that changed. */
   // biome-ignore lint/suspicious/noConfusingVoidType: runtimes whose address never changes resolve with nothing
@@ -119,6 +144,28 @@ export interface InstanceRuntime {
   logs(name: string): LogLine[] | undefined;
   /** Called once per instance when it ends for any reason (after start resolved or not). */
   onExit(listener: (name: string, exit: InstanceExit) => void): void;
+  /**
+   * Instances that are alive but managed by no live runtime (left by a gateway that stopped or crashed),
+   * observed now. Records of instances found dead are cleaned up on the way.
+   */
+  list(): Promise<ObservedInstance[]>;
+  /**
+   * Takes over a listed instance when it is still the one in `record` (same pid and incarnation): from then on
+   * it is managed as if this runtime had started it (pause, resume, delete, logs, onExit).
+   * @returns the instance as observed, or undefined when it is gone or is not the recorded one (a stale record)
+   */
+  adopt(record: InstanceIdentity): Promise<ObservedInstance | undefined>;
+  /**
+   * True when leftovers nobody adopts are the runtime's own to keep or reap (Kubernetes: a claim is found again
+   * by its session's next request, or deleted by the services' idle policy): a restarted gateway then leaves
+   * unbound leftovers alone instead of deleting them. Absent = false (local: the gateway deletes them).
+   */
+  readonly reapsLeftovers?: boolean;
   /** Deletes every instance. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Stops managing instances without stopping them, so they outlive this process and a later runtime can
+   * `adopt` them (a gateway whose session store survives it). Safe to call twice; `close` after it does nothing.
+   */
+  detach(): Promise<void>;
 }

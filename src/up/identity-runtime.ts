@@ -84,6 +84,19 @@ export function withWorkloadIdentity(runtime: InstanceRuntime, o: IdentityRuntim
         throw err;
       }
     },
+    list: () => runtime.list(),
+    async adopt(identity) {
+      const found = await runtime.adopt(identity);
+      if (found === undefined) return undefined;
+      // The adopted process reads the same token file as before: register its pod again and renew the token.
+      const namespace = o.namespaceOf(found.service);
+      const dir = join(o.tokenDir, found.name);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      o.authority.addInstance(namespace, found.name, found.service);
+      live.set(found.name, { namespace, file: join(dir, 'token') });
+      await writeToken(found.name);
+      return found;
+    },
     pause: (name) => runtime.pause(name),
     resume: (name) => runtime.resume(name),
     async delete(name) {
@@ -96,6 +109,10 @@ export function withWorkloadIdentity(runtime: InstanceRuntime, o: IdentityRuntim
       clearInterval(rotate);
       await runtime.close();
       for (const name of [...live.keys()]) forget(name);
+    },
+    async detach() {
+      clearInterval(rotate);
+      await runtime.detach();
     },
   };
 }

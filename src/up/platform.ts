@@ -24,7 +24,6 @@ import { type RunningMemoryServer, startMemoryServer } from '../server/standalon
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import type { PredicateDef } from '../store/store.ts';
 import { withWorkloadIdentity } from './identity-runtime.ts';
-import { withClaims } from './identity-sessions.ts';
 
 /** Options for `startLocalPlatform`. */
 export interface LocalPlatformOptions {
@@ -162,7 +161,9 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       queueTimeoutMs: o.queueTimeoutMs,
       graceMs: o.graceMs,
       runtime,
-      sessionStore: withClaims(new MemorySessionStore(), authority, namespaceOf),
+      sessionStore: new MemorySessionStore(clock),
+      // A bound session owns its instance's sandbox at the authority, as a SandboxClaim adopts a sandbox.
+      events: { bound: (r) => authority.claimInstance(namespaceOf(r.service), r.instance, r.claim) },
       adminToken,
       claimSecret: secrets.claimSecret,
       sessionSecret: secrets.sessionSecret,

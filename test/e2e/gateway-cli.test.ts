@@ -122,7 +122,13 @@ describe('tether gateway (command line)', () => {
   it('kills the instances of a SIGKILLed gateway when the next one starts with the same state dir', async (t) => {
     const stateDir = await mkdtemp(join(tmpdir(), 'tether-state-'));
     t.after(() => rm(stateDir, { recursive: true, force: true }));
-    const file = await writeManifest(t, serviceYaml('orph', { 'serving.knative.dev/warm-pool': '2' }));
+    const file = await writeManifest(
+      t,
+      serviceYaml('orph', {
+        'serving.knative.dev/warm-pool': '2',
+        'serving.knative.dev/session-affinity-cookie': 'orph',
+      }),
+    );
     const args = [
       '--services',
       file,
@@ -138,9 +144,21 @@ describe('tether gateway (command line)', () => {
     const first = runCli(args);
     t.after(() => first.child.kill('SIGKILL'));
     const { adminUrl } = await listening(first);
-    const instances = JSON.parse((await send(adminUrl, { path: '/_tether/instances' })).body) as AdminInstance[];
+    const { publicUrl } = JSON.parse(
+      first
+        .out()
+        .split('\n')
+        .find((l) => l.includes('gateway listening')) as string,
+    ) as { publicUrl: string };
+    const bound = await send(publicUrl, { host: 'orph.default.example.com', headers: { cookie: 'orph=k1' } });
+    assert.equal(bound.status, 200);
+    const instances = await waitFor('warm pool refilled', async () => {
+      const list = JSON.parse((await send(adminUrl, { path: '/_tether/instances' })).body) as AdminInstance[];
+      return list.filter((i) => i.pid !== null && i.state !== 'starting').length === 3 ? list : undefined;
+    });
     const pids = instances.map((i) => i.pid).filter((x): x is number => x !== null);
-    assert.equal(pids.length, 2);
+    assert.equal(pids.length, 3);
+    assert.ok(pids.includes(Number(bound.headers['x-pid'])));
     t.after(() => {
       for (const pid of pids) {
         try {
@@ -161,9 +179,21 @@ describe('tether gateway (command line)', () => {
         await once(second.child, 'exit');
       }
     });
-    await listening(second);
+    const restarted = await listening(second);
     await waitFor('orphans killed', () => pids.every(isGone), { timeoutMs: 5000 });
-    assert.match(second.out(), /killed orphaned instance/);
+    assert.match(second.out(), /sessions do not survive a gateway restart/);
+    // Memory mode: the old binding is gone with its process; the same cookie starts a new session elsewhere.
+    const { publicUrl: url2 } = JSON.parse(
+      second
+        .out()
+        .split('\n')
+        .find((l) => l.includes('gateway listening')) as string,
+    ) as { publicUrl: string };
+    const again = await send(url2, { host: 'orph.default.example.com', headers: { cookie: 'orph=k1' } });
+    assert.equal(again.status, 200);
+    assert.ok(!pids.includes(Number(again.headers['x-pid'])), 'no request reaches a stale instance');
+    assert.ok(restarted.adminUrl);
+    assert.match(second.out(), /deleting a leftover instance of a previous gateway/);
     second.child.kill('SIGTERM');
     const [code] = await once(second.child, 'exit');
     assert.equal(code, 0);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { sessionId } from '../../src/sessions/session-store.ts';
 import { type AdminInstance, admin, send, serviceYaml, startTestGateway } from './helpers/harness.ts';
 
 const HOST = 'agent.default.example.com';
@@ -49,6 +50,7 @@ describe('gateway routing and session affinity', () => {
     assert.deepEqual(Object.keys(sessions[0] ?? {}), [
       'key',
       'key_prefix',
+      'id',
       'service',
       'claim',
       'instance',
@@ -58,8 +60,10 @@ describe('gateway routing and session affinity', () => {
       'on_idle',
       'idle_deadline',
       'expires_at',
+      'gateway',
     ]);
     assert.equal(sessions[0]?.key, cookie.slice('app='.length));
+    assert.equal(sessions[0]?.id, sessionId(cookie.slice('app='.length)).slice(0, 12));
     assert.equal(sessions[0]?.state, 'idle');
     assert.equal(sessions[0]?.expires_at, null);
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isTetherError } from '../../src/common/errors.ts';
+import { sessionId } from '../../src/sessions/session-store.ts';
 import { hit, never, settle, setupCore as setup } from './helpers/core-setup.ts';
 
 describe('gateway core (fake runtime, manual clock)', () => {
@@ -8,7 +9,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     const { clock, runtime, core, svc, store } = setup({ 'serving.knative.dev/session-timeout': '30m' });
     const s = await hit(core, svc, 'k1');
     assert.match(s.claim, /^svc-[0-9a-f]{32}$/);
-    assert.equal((await store.get('svc', 'k1'))?.claim, s.claim);
+    assert.equal((await store.get('svc', sessionId('k1')))?.claim, s.claim);
     clock.advance(30 * 60_000 - 1);
     core.reconcile();
     assert.equal(svc.sessions.size, 1);
@@ -18,7 +19,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     await settle(core, svc);
     assert.equal(svc.instances.size, 0);
     assert.equal(runtime.live.size, 0);
-    assert.equal(await store.get('svc', 'k1'), undefined);
+    assert.equal(await store.get('svc', sessionId('k1')), undefined);
   });
 
   it('pause policy: pauses an idle instance, keeps the binding, and resumes it on the next request', async () => {
@@ -30,6 +31,8 @@ describe('gateway core (fake runtime, manual clock)', () => {
     const name = s.instance.name;
     clock.advance(10 * 60_000);
     core.reconcile();
+    assert.equal(s.instance.state, 'pausing', 'paused only once the runtime observed it');
+    await s.instance.pausing;
     assert.equal(s.instance.state, 'paused');
     assert.deepEqual(runtime.live.get(name)?.paused, true);
     core.reconcile(); // idempotent
@@ -39,6 +42,32 @@ describe('gateway core (fake runtime, manual clock)', () => {
     assert.equal(again, s);
     assert.equal(runtime.live.get(name)?.paused, false);
     assert.equal(runtime.count('start'), 1);
+  });
+
+  it('a request during a slow pause waits for the pause to be observed, then resumes the instance', async () => {
+    const { clock, runtime, core, svc } = setup({
+      'serving.knative.dev/sandbox-idle-policy': 'pause',
+      'serving.knative.dev/session-timeout': '10m',
+    });
+    const s = await hit(core, svc, 'k1');
+    let observed!: () => void;
+    runtime.pauseGate = new Promise((r) => {
+      observed = r;
+    });
+    clock.advance(10 * 60_000);
+    core.reconcile();
+    assert.equal(s.instance.state, 'pausing');
+    assert.equal(core.scheduler.route(svc, 'k1'), undefined, 'nothing is routed to a pausing instance');
+    const next = hit(core, svc, 'k1');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(runtime.count('resume'), 0, 'no resume before the pause is observed');
+    observed();
+    assert.equal(await next, s);
+    assert.deepEqual(
+      runtime.calls.filter((c) => !c.startsWith('start')),
+      [`pause ${s.instance.name}`, `resume ${s.instance.name}`],
+    );
+    assert.equal(s.instance.state, 'running');
   });
 
   it('a request in flight is activity; expiry ends the session regardless', async () => {
@@ -82,6 +111,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
     core.reconcile();
     await settle(core, svc);
     const a = await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established: not reclaimed for b
     assert.equal(a.instance.warm, false);
     const waiting = core.scheduler.acquire(svc, 'b', never);
     await new Promise((r) => setImmediate(r));
@@ -97,22 +127,24 @@ describe('gateway core (fake runtime, manual clock)', () => {
       'autoscaling.knative.dev/target': '2',
       'autoscaling.knative.dev/max-scale': '2',
     });
+    // Two requests each: established sessions, never reclaimed for a newcomer (reclaim.test.ts).
     const a = await hit(core, svc, 'a');
     const b = await hit(core, svc, 'b');
     assert.equal(a.instance, b.instance);
     const c = await hit(core, svc, 'c');
     await hit(core, svc, 'd');
+    for (const k of ['a', 'b', 'c', 'd']) await hit(core, svc, k);
     assert.notEqual(c.instance, a.instance);
     assert.equal(runtime.count('start'), 2);
     const order: string[] = [];
-    const e = core.scheduler.acquire(svc, 'e', never).then((s) => order.push(s.key));
-    const f = core.scheduler.acquire(svc, 'f', never).then((s) => order.push(s.key));
+    const e = core.scheduler.acquire(svc, 'e', never).then((s) => order.push(s.key ?? ''));
+    const f = core.scheduler.acquire(svc, 'f', never).then((s) => order.push(s.key ?? ''));
     await new Promise((r) => setImmediate(r));
     assert.equal(svc.queue.length, 2);
     core.table.end(a, 'idle'); // b stays: the instance stays, one slot frees for the head of the queue
     await e;
     assert.deepEqual(order, ['e']);
-    assert.equal(svc.sessions.get('e')?.instance, b.instance);
+    assert.equal(svc.byKey.get('e')?.instance, b.instance);
     assert.equal(svc.queue.length, 1);
     core.stop();
     await assert.rejects(f, (err: unknown) => isTetherError(err) && err.code === 'unavailable');
@@ -148,6 +180,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
   it('a full queue and a queue timeout answer 503 unavailable with Retry-After', async () => {
     const { core, svc } = setup({ 'autoscaling.knative.dev/max-scale': '1' }, { maxQueue: 1, queueTimeoutMs: 30 });
     await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established: it keeps its instance
     const queued = core.scheduler.acquire(svc, 'b', never);
     await assert.rejects(core.scheduler.acquire(svc, 'c', never), /queue of svc is full/);
     await assert.rejects(queued, (err: unknown) => isTetherError(err) && err.status === 503 && err.retryAfter === 1);
@@ -156,6 +189,7 @@ describe('gateway core (fake runtime, manual clock)', () => {
 
   it('a waiter whose client goes away leaves the queue', async () => {
     const { core, svc } = setup({ 'autoscaling.knative.dev/max-scale': '1' });
+    await hit(core, svc, 'a');
     await hit(core, svc, 'a');
     const gone = new AbortController();
     const p = core.scheduler.acquire(svc, 'b', gone.signal);

@@ -102,8 +102,11 @@ describe('scanRequestHeaders()', () => {
       transferEncoding: undefined,
       expect: true,
       forwardedProto: undefined,
+      forwardedFor: undefined,
     });
     assert.equal(scanRequestHeaders(['Transfer-Encoding', 'chunked']).chunked, true);
+    const xff = scanRequestHeaders(['X-Forwarded-For', '198.51.100.1', 'x-forwarded-for', '10.0.0.2']);
+    assert.equal(xff.forwardedFor, '198.51.100.1, 10.0.0.2');
     const te = scanRequestHeaders(['Transfer-Encoding', 'gzip', 'transfer-encoding', 'chunked']);
     assert.equal(te.transferEncoding, 'gzip, chunked');
   });

@@ -47,9 +47,14 @@ describe('idle sessions and expiry', () => {
     const r2 = await send(gw.publicUrl, { host, headers: { cookie: 'app=11' } });
     const pid = Number(r1.headers['x-pid']);
     assert.equal(r2.headers['x-count'], '2');
-    await waitFor('process stopped', () => procState(pid) === 'T', { timeoutMs: 5000 });
-    const [inst] = await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys');
-    assert.equal(inst?.state, 'paused');
+    // `paused` is shown once the gateway observed the stop (`pausing` until then).
+    const inst = await waitFor(
+      'instance paused',
+      async () =>
+        (await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys')).find((i) => i.state === 'paused'),
+      { timeoutMs: 5000 },
+    );
+    assert.equal(procState(pid), 'T');
     assert.deepEqual(inst?.sessions, ['11']);
     const sessions = await admin<Array<{ state: string }>>(gw, '/_tether/sessions');
     assert.equal(sessions[0]?.state, 'paused');

@@ -20,6 +20,11 @@ describe('max-instances (gateway-wide cap)', () => {
     assert.equal(a.status, 200);
     assert.equal(b.status, 200);
     assert.notEqual(a.headers['x-pid'], b.headers['x-pid']);
+    // Both sessions come back (a one-request session would be reclaimed for the newcomer: reclaim.test.ts).
+    for (const r of [a, b]) {
+      const cookie = String(r.headers['set-cookie']).split(';')[0] as string;
+      assert.equal((await send(gw.publicUrl, { host: HOST, headers: { cookie } })).status, 200);
+    }
     const c = await send(gw.publicUrl, { host: HOST });
     assert.equal(c.status, 503);
     assert.equal(c.headers['retry-after'], '1');
@@ -49,6 +54,8 @@ describe('max-instances (gateway-wide cap)', () => {
     const b = await hit(core, svc, 'b'); // the last warm instance gives way too
     assert.equal(b.instance.service, svc);
     assert.equal(runtime.count('delete'), 2);
+    await hit(core, svc, 'a');
+    await hit(core, svc, 'b'); // established: not reclaimed for the newcomer below
     await assert.rejects(
       core.scheduler.acquire(pooled, 'p', AbortSignal.timeout(50)),
       (err: unknown) => isTetherError(err) && err.status === 503,

@@ -15,6 +15,8 @@ const oneSlot = (timeout: string) =>
 describe('target 1 + max-scale 1: the wait queue', () => {
   it('makes a second session wait, then serves it on a new instance once the first one is deleted', async (t) => {
     const gw = await startTestGateway(t, oneSlot('1s'), { queueTimeoutMs: 10_000 });
+    await send(gw.publicUrl, { host: HOST, headers: { cookie: 'app=first' } });
+    // A second request: an established session is not reclaimed for the newcomer (it idles out instead).
     const first = await send(gw.publicUrl, { host: HOST, headers: { cookie: 'app=first' } });
     const firstPid = Number(first.headers['x-pid']);
     const t0 = Date.now();
@@ -37,6 +39,7 @@ describe('target 1 + max-scale 1: the wait queue', () => {
 
   it('answers 503 with Retry-After when no slot frees within the queue timeout', async (t) => {
     const gw = await startTestGateway(t, oneSlot('30s'), { queueTimeoutMs: 400 });
+    await send(gw.publicUrl, { host: HOST, headers: { cookie: 'app=first' } });
     const first = await send(gw.publicUrl, { host: HOST, headers: { cookie: 'app=first' } });
     assert.equal(first.status, 200);
     const second = await send(gw.publicUrl, { host: HOST, headers: { cookie: 'app=second' } });

@@ -20,7 +20,7 @@ describe('reloading manifests (applyServices)', () => {
       ),
     );
     assert.deepEqual(result, { added: ['fresh'], removed: [], changed: [], unchanged: ['svc'] });
-    assert.equal(svc.sessions.get('k1'), s);
+    assert.equal(svc.byKey.get('k1'), s);
     const fresh = svcOf(core.services, 'fresh') as ServiceState;
     assert.equal(fresh.host, 'fresh.default.example.com');
     await settle(core, fresh);
@@ -33,6 +33,7 @@ describe('reloading manifests (applyServices)', () => {
   it('a removed service: queued requests get 503, its sessions end and its instances are deleted', async () => {
     const { core, svc, runtime } = setup({ 'autoscaling.knative.dev/max-scale': '1' }, { more: { keep: {} } });
     await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established: not reclaimed for the queued one
     const queued = core.scheduler.acquire(svc, 'b', never);
     const result = core.applyServices(manifests(serviceYaml('keep', {})));
     assert.deepEqual(result, { added: [], removed: ['svc'], changed: [], unchanged: ['keep'] });
@@ -86,7 +87,7 @@ describe('reloading manifests (applyServices)', () => {
     assert.equal(s.instance.retired, true);
     assert.equal(oldWarm.state, 'stopping');
     await settle(core, svc);
-    assert.equal(svc.sessions.get('k1'), s, 'the session keeps its instance');
+    assert.equal(svc.byKey.get('k1'), s, 'the session keeps its instance');
     assert.equal((await hit(core, svc, 'k1')).instance, s.instance);
     const newWarm = [...svc.instances.values()].find((i) => i.warm);
     assert.ok(newWarm && newWarm !== oldWarm);

@@ -11,6 +11,7 @@ describe('Scheduler.acquire() of one queued session key', () => {
   it('keeps serving the other requests of a session when the first waiting client leaves', async () => {
     const { core, svc } = setupCore({ 'autoscaling.knative.dev/max-scale': '1' });
     const a = await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established (two requests): not reclaimed for the queued one
     const first = new AbortController();
     const second = new AbortController();
     const p1 = core.scheduler.acquire(svc, 'b', first.signal);
@@ -30,6 +31,7 @@ describe('Scheduler.acquire() of one queued session key', () => {
   it('leaves the queue only when the last interested request has gone', async () => {
     const { core, svc } = setupCore({ 'autoscaling.knative.dev/max-scale': '1' });
     await hit(core, svc, 'a');
+    await hit(core, svc, 'a'); // established: not reclaimed
     const gone = [new AbortController(), new AbortController()];
     const ps = gone.map((g) => core.scheduler.acquire(svc, 'b', g.signal));
     await tick();

@@ -45,8 +45,11 @@ describe('streaming through the gateway', () => {
     });
     clock.advance(1000);
     gw.reconcile();
-    const after = await admin<Array<{ state: string }>>(gw, '/_tether/sessions');
-    assert.equal(after[0]?.state, 'paused');
+    // Paused once the gateway observed the stop.
+    await waitFor('session paused', async () => {
+      const after = await admin<Array<{ state: string }>>(gw, '/_tether/sessions');
+      return after[0]?.state === 'paused';
+    });
   });
 
   it('refuses a WebSocket for an unknown host with 404', async (t) => {

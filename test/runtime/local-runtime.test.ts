@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -8,7 +7,6 @@ import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/common/log.ts';
 import { LocalRuntime } from '../../src/runtime/local/local-runtime.ts';
-import { reapOrphans } from '../../src/runtime/local/orphans.ts';
 import type { InstanceSpec } from '../../src/runtime/runtime.ts';
 import { APP, isGone, procState, waitFor } from '../gateway/helpers/harness.ts';
 
@@ -192,32 +190,129 @@ describe('LocalRuntime', () => {
   });
 });
 
-describe('reapOrphans()', () => {
-  it('kills a recorded instance of a dead owner only when its environ still names the instance', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'tether-reap-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const spawnGroup = (instance: string) => {
-      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
-        detached: true,
-        stdio: 'ignore',
-        env: { TETHER_INSTANCE: instance },
-      });
-      t.after(() => child.kill('SIGKILL'));
-      return child.pid as number;
-    };
-    const orphan = spawnGroup('svc-aaaaa');
-    const reused = spawnGroup('other-bbbbb'); // a pid "reused" by an unrelated process
-    const owned = spawnGroup('svc-ccccc');
-    const deadOwner = 2 ** 22 + 1; // above pid_max: never a live process
-    const write = (instance: string, pgid: number, owner: number) =>
-      writeFileSync(join(dir, `${instance}.json`), JSON.stringify({ instance, pgid, owner }));
-    write('svc-aaaaa', orphan, deadOwner);
-    write('svc-zzzzz', reused, deadOwner);
-    write('svc-ccccc', owned, process.pid); // owner alive: another running gateway
-    assert.equal(reapOrphans(dir, silentLogger()), 1);
-    await waitFor('orphan gone', () => isGone(orphan));
-    assert.ok(!isGone(reused), 'a pid whose environ names another instance is left alone');
-    assert.ok(!isGone(owned), 'a live owner keeps its instances');
-    assert.deepEqual(readdirSync(dir).sort(), ['svc-ccccc.json']);
+describe('LocalRuntime: instances outlive the gateway (detach, list, adopt)', () => {
+  const DEAD_OWNER = 2 ** 22 + 1; // above pid_max: never a live process
+
+  /** Marks every record in `dir` as owned by a dead gateway (as after a SIGKILL). */
+  function killOwner(dir: string): void {
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
+      const rec = JSON.parse(readFileSync(join(dir, f), 'utf8'));
+      writeFileSync(join(dir, f), JSON.stringify({ ...rec, owner: DEAD_OWNER }));
+    }
+  }
+
+  async function stateDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-state-'));
+    t.after(async () => {
+      // Detached instances are nobody's: a failed assertion must not leave them running.
+      for (const f of readdirSync(dir).filter((x) => x.endsWith('.json'))) {
+        try {
+          process.kill(-JSON.parse(readFileSync(join(dir, f), 'utf8')).pgid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    });
+    return dir;
+  }
+
+  it('detach() leaves instances running; the next runtime lists them with observed state and adopts them', async (t) => {
+    const dir = await stateDir(t);
+    const first = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    const a = spec();
+    const b = spec();
+    const sa = await first.start(a);
+    const sb = await first.start(b);
+    await first.pause(b.name);
+    assert.equal(procState(sb.pid as number), 'T', 'pause resolves once the stop is observed');
+    await first.detach();
+    assert.ok(!isGone(sa.pid as number) && !isGone(sb.pid as number), 'detach stops nothing');
+    const keeper = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => keeper.close());
+    const kept = await keeper.start(spec());
+    const second = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => second.close());
+    assert.equal(await second.adopt({ ...kept, service: 'svc' }), undefined, 'a live runtime keeps its own');
+    // Detached records have no owner (0): listed at once, even while the detaching process lives on.
+    const listed = (await second.list()).sort((x, y) => (x.name < y.name ? -1 : 1));
+    const want = [
+      { ...sa, service: 'svc', state: 'running' },
+      { ...sb, service: 'svc', state: 'paused' },
+    ].sort((x, y) => (x.name < y.name ? -1 : 1));
+    assert.deepEqual(listed, want);
+    const exits: Array<[string, boolean]> = [];
+    second.onExit((name, exit) => exits.push([name, exit.requested]));
+    assert.deepEqual(await second.adopt({ ...sa, service: 'svc' }), { ...sa, service: 'svc', state: 'running' });
+    assert.equal((await second.adopt({ ...sb, service: 'svc' }))?.state, 'paused');
+    assert.equal((await getJson(sa.port, '/env')).pid, sa.pid, 'the same process serves');
+    await second.resume(b.name);
+    assert.notEqual(procState(sb.pid as number), 'T');
+    await getJson(sb.port, '/env');
+    await second.delete(a.name);
+    assert.ok(isGone(sa.pid as number));
+    assert.deepEqual(exits, [[a.name, true]]);
+    process.kill(sb.pid as number, 'SIGKILL');
+    await waitFor('exit of an adopted instance killed from outside', () => exits.length === 2);
+    assert.deepEqual(exits[1], [b.name, false]);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.endsWith('.json')),
+      [`${kept.name}.json`],
+      'records of ended instances are dropped',
+    );
+  });
+
+  it('adopt() refuses a stale record (other start time or pid) and list() drops records of dead processes', async (t) => {
+    const dir = await stateDir(t);
+    const first = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    const a = spec();
+    const sa = await first.start(a);
+    await first.detach();
+    killOwner(dir);
+    const second = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => second.close());
+    assert.equal(await second.adopt({ ...sa, service: 'svc', incarnation: '1' }), undefined);
+    assert.equal(await second.adopt({ ...sa, service: 'svc', pid: process.pid }), undefined);
+    assert.ok(!isGone(sa.pid as number), 'a refused adoption touches nothing');
+    // A record whose pid now runs something else (its environ names no such instance) is dropped, not killed.
+    writeFileSync(
+      join(dir, 'svc-zzzzz.json'),
+      JSON.stringify({
+        instance: 'svc-zzzzz',
+        service: 'svc',
+        pgid: process.pid,
+        startTime: '1',
+        host: '127.0.0.1',
+        port: 1,
+        owner: DEAD_OWNER,
+      }),
+    );
+    assert.deepEqual(
+      (await second.list()).map((i) => i.name),
+      [a.name],
+    );
+    assert.ok(!readdirSync(dir).includes('svc-zzzzz.json'));
+    assert.ok(await second.adopt({ ...sa, service: 'svc' }));
+  });
+
+  it('keeps reading the output of an adopted instance', async (t) => {
+    const dir = await stateDir(t);
+    const first = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    const a = spec({
+      argv: [
+        'node',
+        '-e',
+        `let n=0; setInterval(() => console.log('tick', ++n), 20); require('node:http').createServer(() => {}).listen(process.env.PORT)`,
+      ],
+    });
+    const sa = await first.start(a);
+    await first.detach();
+    killOwner(dir);
+    const second = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => second.close());
+    await second.adopt({ ...sa, service: 'svc' });
+    await waitFor('new output after adoption', () =>
+      (second.logs(a.name) ?? []).some((l) => l.line.startsWith('tick')),
+    );
   });
 });

@@ -2,4 +2,4 @@
 import { MemorySessionStore } from '../../src/sessions/memory-store.ts';
 import { sessionStoreConformance } from './conformance.ts';
 
-sessionStoreConformance('memory', async () => new MemorySessionStore());
+sessionStoreConformance('memory', async (clock) => new MemorySessionStore(clock));

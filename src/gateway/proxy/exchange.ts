@@ -8,6 +8,7 @@
  */
 import type { Socket } from 'node:net';
 import { TetherError } from '../../common/errors.ts';
+import { clientAddress } from '../new-session-limit.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { newSessionCookie, resolveSessionKey, type SessionKeyPolicy, withSessionCookie } from '../session-key.ts';
@@ -154,7 +155,8 @@ export class Exchange implements UpstreamUser {
     }
     const gone = new AbortController();
     this.#gone = gone;
-    scheduler.acquire(svc, key, gone.signal).then(
+    const client = clientAddress(keys.trusted, this.client.remoteAddress, scan.forwardedFor);
+    scheduler.acquire(svc, key, gone.signal, client).then(
       (placed) => {
         this.#gone = null;
         if (this.#aborted) scheduler.release(placed);

@@ -168,6 +168,8 @@ export interface RequestHeaderScan {
   expect: boolean;
   /** X-Forwarded-Proto (several joined with `, `): believed from a trusted proxy only. */
   forwardedProto: string | undefined;
+  /** X-Forwarded-For (several joined with `, `): believed from a trusted proxy only. */
+  forwardedFor: string | undefined;
 }
 
 /** Reads the headers the proxy acts on from a raw request header array (first Host wins, as in node:http). */
@@ -184,6 +186,7 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
     transferEncoding: undefined,
     expect: false,
     forwardedProto: undefined,
+    forwardedFor: undefined,
   };
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
@@ -210,6 +213,12 @@ export function scanRequestHeaders(raw: readonly string[]): RequestHeaderScan {
         break;
       case 14:
         if (name.toLowerCase() === 'content-length') out.length = true;
+        break;
+      case 15:
+        if (name.toLowerCase() === 'x-forwarded-for') {
+          const v = raw[i + 1] as string;
+          out.forwardedFor = out.forwardedFor === undefined ? v : `${out.forwardedFor}, ${v}`;
+        }
         break;
       case 17:
         if (name.toLowerCase() === 'transfer-encoding') {

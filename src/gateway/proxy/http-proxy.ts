@@ -8,12 +8,14 @@
  */
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { TetherError } from '../../common/errors.ts';
+import { clientAddress } from '../new-session-limit.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
 import { newSessionCookie, resolveSessionKey, type SessionKeyPolicy, withSessionCookie } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import { requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
 import { hostFieldProblem, sendError, unknownHost } from './respond.ts';
+import type { TrustedProxies } from './trusted-proxies.ts';
 
 /** Options of `createHttpProxy`. */
 export interface HttpProxyOptions {
@@ -59,6 +61,12 @@ export function resolveRequestKey(req: IncomingMessage, svc: ServiceState, keys:
     ),
     cookie: withSessionCookie(h.cookie, cfg.cookieName, key),
   };
+}
+
+/** The client address of a node:http request (X-Forwarded-For believed from a trusted proxy only). */
+export function requestClient(req: IncomingMessage, trusted: TrustedProxies): string | undefined {
+  const xff = req.headers['x-forwarded-for'];
+  return clientAddress(trusted, req.socket.remoteAddress, Array.isArray(xff) ? xff.join(', ') : xff);
 }
 
 /** Creates the `request` listener of the slow-path node:http server. */
@@ -144,7 +152,7 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
     const gone = new AbortController();
     const onClose = () => gone.abort();
     res.once('close', onClose);
-    scheduler.acquire(svc, key, gone.signal).then(
+    scheduler.acquire(svc, key, gone.signal, requestClient(req, keys.trusted)).then(
       (placed) => {
         res.off('close', onClose);
         if (gone.signal.aborted) {

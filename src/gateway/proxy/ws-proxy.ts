@@ -16,7 +16,14 @@ import type { Scheduler } from '../scheduler.ts';
 import type { SessionKeyPolicy } from '../session-key.ts';
 import type { SessionEntry } from '../state.ts';
 import { headerLines, responseHeaders, scanRequestHeaders } from './headers.ts';
-import { forwardRequest, type RequestKey, resolveRequestKey, unforwardable, upstreamFailed } from './http-proxy.ts';
+import {
+  forwardRequest,
+  type RequestKey,
+  requestClient,
+  resolveRequestKey,
+  unforwardable,
+  upstreamFailed,
+} from './http-proxy.ts';
 import { hostFieldProblem, sendSocketError, unknownHost } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
@@ -131,7 +138,7 @@ export function createUpgradeProxy(
     const onClose = () => gone.abort();
     socket.once('close', onClose);
     socket.on('error', () => socket.destroy());
-    scheduler.acquire(svc, key, gone.signal).then(
+    scheduler.acquire(svc, key, gone.signal, requestClient(req, keys.trusted)).then(
       (placed) => {
         socket.off('close', onClose);
         if (gone.signal.aborted) scheduler.release(placed);

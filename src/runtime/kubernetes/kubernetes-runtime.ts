@@ -4,7 +4,10 @@
  * service's SandboxWarmPool, named with the session's claim name; start waits (by watch) until its Sandbox
  * is Ready and answers its pod IP + container port; pause = `operatingMode: Suspended`, resume = `Running`,
  * each done when the Sandbox's conditions say so; delete = delete the claim. Templates and pools follow the
- * services (`service-sync.ts`). A claim deleted by someone else ends its instance. Claims outlive the gateway.
+ * services (`service-sync.ts`). A claim deleted by someone else ends its instance. Claims outlive the gateway:
+ * `list` = the claims labelled as ours that no instance here owns, `adopt` = rebind an instance to its claim
+ * (same uid); a leftover nobody adopts is found again by its session's next request (the claim is named after
+ * the session) or reaped by the services' idle policy (`service-sync.ts`), so the gateway never deletes it.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.ts';
@@ -18,9 +21,11 @@ import type { KubeResource } from '../../kube/types.ts';
 import type {
   InstanceAddress,
   InstanceExit,
+  InstanceIdentity,
   InstanceRuntime,
   InstanceSpec,
   LogLine,
+  ObservedInstance,
   StartedInstance,
 } from '../runtime.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
@@ -51,6 +56,8 @@ interface Instance {
 
 /** Runs instances as agent-sandbox claims. */
 export class KubernetesRuntime implements InstanceRuntime {
+  /** Leftover claims are the cluster's to keep or reap (see the module comment), never deleted at start. */
+  readonly reapsLeftovers = true;
   readonly #o: KubernetesRuntimeOptions;
   readonly #claims: Informer;
   readonly #sandboxes: Informer;
@@ -173,6 +180,59 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#listeners.push(listener);
   }
 
+  /** Claims labelled as ours that no instance here owns, bound to a sandbox that runs or is suspended. */
+  async list(): Promise<ObservedInstance[]> {
+    await Promise.all([this.#claims.synced, this.#sandboxes.synced]);
+    const out: ObservedInstance[] = [];
+    for (const claim of this.#claims.list()) {
+      if (this.#byClaim.has(claim.metadata.name) || claim.metadata.deletionTimestamp) continue;
+      const found = this.#observed(claim);
+      if (found) out.push(found);
+    }
+    return out;
+  }
+
+  /**
+   * Rebinds the recorded instance to its claim when the claim is still the recorded one (same uid); a claim
+   * still starting is waited for. Undefined when it is gone, replaced or not ours.
+   */
+  async adopt(record: InstanceIdentity): Promise<ObservedInstance | undefined> {
+    if (this.#closed) throw new Error('runtime is closed');
+    await Promise.all([this.#claims.synced, this.#sandboxes.synced]);
+    if (this.#instances.has(record.name)) return undefined;
+    const claim = this.#claims
+      .list()
+      .find((c) => (c.metadata.labels?.[LABELS.instance] ?? c.metadata.name) === record.name);
+    const cfg = this.#services.find((s) => s.name === record.service);
+    if (!claim || !cfg || claim.metadata.deletionTimestamp) return undefined;
+    if (claim.metadata.labels?.[LABELS.service] !== record.service) return undefined;
+    if (record.incarnation !== null && claim.metadata.uid !== record.incarnation) return undefined;
+    const name = claim.metadata.name;
+    if (this.#byClaim.has(name)) return undefined;
+    const inst: Instance = { name: record.name, claim: name, uid: claim.metadata.uid, cfg, requested: false };
+    this.#instances.set(inst.name, inst);
+    this.#byClaim.set(name, inst);
+    this.#sync.adopted(name);
+    try {
+      await this.#until(inst, this.#timeout(), 'ready', (o) =>
+        o.phase === 'ready' || o.phase === 'suspended' || o.phase === 'suspending' ? o : undefined,
+      );
+    } catch {
+      this.#instances.delete(inst.name);
+      this.#byClaim.delete(name);
+      return undefined;
+    }
+    const now = this.#claimOf(inst);
+    const found = now && this.#observed(now);
+    this.#o.log.info({ instance: inst.name, claim: name }, 'claim adopted');
+    return found ? { ...found, name: inst.name } : undefined;
+  }
+
+  /** Claims outlive the gateway in any case: detaching is closing. */
+  detach(): Promise<void> {
+    return this.close();
+  }
+
   /** Stops watching. Claims outlive the gateway: a restarted gateway finds them (same session, same sandbox). */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -252,6 +312,25 @@ export class KubernetesRuntime implements InstanceRuntime {
       timeoutMs,
       `sandbox of ${inst.name} ${what}`,
     );
+  }
+
+  /** A claim of ours as an observed instance (running or paused), or undefined when it is not bound yet. */
+  #observed(claim: KubeResource): ObservedInstance | undefined {
+    const labels = claim.metadata.labels ?? {};
+    const cfg = this.#services.find((s) => s.name === labels[LABELS.service]);
+    if (!cfg) return undefined;
+    const o = observe(claim, this.#sandboxOf(claim));
+    if (o.phase === 'unbound' || o.phase === 'starting') return undefined;
+    return {
+      name: labels[LABELS.instance] ?? claim.metadata.name,
+      service: cfg.name,
+      pid: null,
+      incarnation: claim.metadata.uid,
+      // A suspended sandbox has no pod: its address comes with the resume.
+      host: o.phase === 'ready' ? o.podIp : '',
+      port: containerPort(cfg),
+      state: o.phase === 'ready' ? 'running' : 'paused',
+    };
   }
 
   #claimOf(inst: Instance): KubeResource | undefined {

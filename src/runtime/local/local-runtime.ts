@@ -1,19 +1,43 @@
 /**
  * @module
  * The local `InstanceRuntime`: each instance is a process spawned directly (no shell, so its pid is the
- * app's own) as the leader of its own process group. Pause = SIGSTOP to the group, resume = SIGCONT,
- * delete = SIGTERM then SIGKILL after a grace period. Output is kept in a bounded buffer. Each live
- * instance is recorded in `stateDir`, so the next runtime reaps what a SIGKILLed gateway left (orphans.ts).
- * With an `isolation` (isolation/sandbox.ts) each instance is spawned, paused and signalled through its sandbox.
+ * app's own) as the leader of its own process group and session, so it outlives the gateway. Pause = SIGSTOP
+ * to the group, resume = SIGCONT, each resolved once /proc shows it; delete = SIGTERM then SIGKILL after a
+ * grace period. Output goes to files (log-files.ts). Each live instance is recorded in `stateDir`
+ * (orphans.ts), so a later runtime can `list` and `adopt` what a stopped or SIGKILLed gateway left.
+ * With an `isolation` (isolation/sandbox.ts) each instance is spawned, paused and signalled through its
+ * sandbox, and ends with this runtime: isolated instances are never detached nor adopted (see orphans.ts).
  * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import type { Logger } from '../../common/log.ts';
-import type { InstanceExit, InstanceRuntime, InstanceSpec, LogLine, StartedInstance } from '../runtime.ts';
+import type {
+  InstanceExit,
+  InstanceIdentity,
+  InstanceRuntime,
+  InstanceSpec,
+  LogLine,
+  ObservedInstance,
+  StartedInstance,
+} from '../runtime.ts';
 import type { Isolation, Sandbox } from './isolation/sandbox.ts';
-import { LogBuffer } from './log-buffer.ts';
-import { defaultStateDir, forgetInstance, reapOrphans, recordInstance } from './orphans.ts';
+import type { LogBuffer } from './log-buffer.ts';
+import { LogTail, openOutputFiles } from './log-files.ts';
+import {
+  defaultStateDir,
+  ensureStateDir,
+  forgetInstance,
+  type InstanceRecord,
+  isSameProcess,
+  leftovers,
+  ownerAlive,
+  readRecord,
+  recordInstance,
+  statOf,
+} from './orphans.ts';
 import { instanceEnv } from './process-env.ts';
+import { isStopped, killVerifiedMembers, observeState, signalGroup } from './process-group.ts';
 import { pickFreePort, waitReady } from './readiness.ts';
 
 /** Options of `LocalRuntime`. */
@@ -26,8 +50,8 @@ export interface LocalRuntimeOptions {
   /** How many ended instances keep their logs visible. @default 50 */
   keepEnded?: number;
   /**
-   * Folder of the live-instance records; at construction, instances left there by a dead gateway are killed.
-   * Records of a live gateway are left alone, so gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
+   * Folder of the live-instance records and output files. Records of a live gateway are left alone, so
+   * gateways may share it. @default `<tmpdir>/tether-runtime-<user>`
    */
   stateDir?: string;
   /** Sandboxes each instance (isolation/choose-isolation.ts builds it); plain process groups without. */
@@ -36,17 +60,21 @@ export interface LocalRuntimeOptions {
 
 interface Proc {
   name: string;
-  child: ChildProcess;
+  /** The ChildProcess when this runtime spawned it; null for an adopted one (watched through /proc). */
+  child: ChildProcess | null;
   pid: number;
-  logs: LogBuffer;
+  record: InstanceRecord;
+  logs: LogTail;
   requested: boolean;
   exited: Promise<void>;
+  /** Reports the exit (once). */
+  settle: (code: number | null, signal: string | null) => void;
   sandbox: Sandbox | undefined;
 }
 
 const HOST = '127.0.0.1';
-/** How long a start that failed waits for the rest of the instance's output (a grandchild may hold its pipes). */
-const STDIO_DRAIN_MS = 1000;
+/** How often output files are read and adopted processes checked (ms). */
+const WATCH_MS = 500;
 
 /** Runs instances as local process groups. */
 export class LocalRuntime implements InstanceRuntime {
@@ -58,6 +86,7 @@ export class LocalRuntime implements InstanceRuntime {
   readonly #logLines: number;
   readonly #keepEnded: number;
   readonly #stateDir: string;
+  readonly #watch: NodeJS.Timeout;
   readonly #isolation: Isolation | undefined;
   readonly #killAllSync = () => {
     for (const p of this.#procs.values()) {
@@ -75,8 +104,11 @@ export class LocalRuntime implements InstanceRuntime {
     if (!(this.#graceMs >= 0)) throw new Error(`Cannot run instances as 'graceMs' must be >= 0: got ${this.#graceMs}`);
     this.#stateDir = options.stateDir ?? defaultStateDir();
     this.#isolation = options.isolation;
-    reapOrphans(this.#stateDir, this.#log);
-    // Backstop: whatever happens, an exiting gateway leaves no instance behind (SIGKILL: see reapOrphans).
+    ensureStateDir(this.#stateDir);
+    this.#watch = setInterval(() => this.#check(), WATCH_MS);
+    this.#watch.unref();
+    // Backstop: a gateway exiting without close() or detach() leaves no instance behind (after SIGKILL the
+    // next gateway adopts or deletes them: list()).
     process.on('exit', this.#killAllSync);
   }
 
@@ -91,64 +123,51 @@ export class LocalRuntime implements InstanceRuntime {
       await sandbox?.release();
       throw new Error('runtime is closed'); // closed while preparing: spawn nothing
     }
-    const logs = new LogBuffer(this.#logLines);
     const env = instanceEnv(spec, port);
     const launch = sandbox?.launch(spec.argv, env) ?? { file, args, env, cwd: spec.workingDir };
-    const child = spawn(launch.file, launch.args, {
-      cwd: launch.cwd,
-      env: launch.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const fds = openOutputFiles(this.#stateDir, spec.name);
+    let child: ChildProcess;
+    try {
+      child = spawn(launch.file, launch.args, {
+        cwd: launch.cwd,
+        env: launch.env,
+        detached: true,
+        stdio: ['ignore', fds.out, fds.err],
+      });
+    } finally {
+      closeSync(fds.out);
+      closeSync(fds.err);
+    }
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     if (child.pid === undefined) {
       const err = await spawnError;
+      forgetInstance(this.#stateDir, spec.name);
       await sandbox?.release();
       throw new Error(`instance ${spec.name} could not start '${file}': ${err.message}`);
     }
-    sandbox?.spawned(child.pid);
-    child.stdout?.on('data', (c: Buffer) => logs.write('stdout', c));
-    child.stderr?.on('data', (c: Buffer) => logs.write('stderr', c));
-    const gone = new AbortController();
-    // 'close' comes after 'exit' once stdout and stderr are read to their end: the last lines of a
-    // failed start (its real cause) are in the buffer only then.
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    void closed.then(() => logs.end());
-    let exitInfo: { code: number | null; signal: string | null } | undefined;
-    const proc: Proc = {
-      name: spec.name,
-      child,
-      pid: child.pid,
-      logs,
-      requested: false,
-      exited: Promise.resolve(),
-      sandbox,
+    const pid = child.pid;
+    sandbox?.spawned(pid);
+    const record: InstanceRecord = {
+      instance: spec.name,
+      service: spec.service,
+      pgid: pid,
+      startTime: statOf(pid)?.startTime ?? '',
+      host,
+      port,
+      owner: process.pid,
+      ...(sandbox ? { isolated: true } : {}),
     };
-    proc.exited = new Promise<void>((resolve) => {
-      child.once('exit', async (code, signal) => {
-        exitInfo = { code, signal };
-        gone.abort();
-        logs.end();
-        signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
-        await sandbox?.release();
-        this.#procs.delete(spec.name);
-        forgetInstance(this.#stateDir, spec.name);
-        this.#remember(spec.name, logs);
-        this.#log.info(
-          { instance: spec.name, pid: proc.pid, code, signal, requested: proc.requested },
-          'instance exited',
-        );
-        for (const l of this.#listeners) l(spec.name, { code, signal, requested: proc.requested });
-        resolve();
-      });
+    const gone = new AbortController();
+    let exitInfo: { code: number | null; signal: string | null } | undefined;
+    const logs = new LogTail(this.#stateDir, spec.name, this.#logLines);
+    const proc = this.#track(spec.name, child, record, logs, sandbox);
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      gone.abort();
+      proc.settle(code, signal);
     });
-    this.#procs.set(spec.name, proc);
-    try {
-      recordInstance(this.#stateDir, spec.name, proc.pid);
-    } catch (err) {
-      this.#log.warn({ instance: spec.name, err: (err as Error).message }, 'instance record not written');
-    }
-    this.#log.info({ instance: spec.name, pid: proc.pid, host, port }, 'instance spawned');
+    this.#write(record);
+    this.#log.info({ instance: spec.name, pid, host, port }, 'instance spawned');
     const ready = await waitReady({
       host,
       port,
@@ -156,9 +175,8 @@ export class LocalRuntime implements InstanceRuntime {
       timeoutMs: spec.startTimeoutMs,
       signal: gone.signal,
     });
-    if (ready) return { name: spec.name, pid: proc.pid, host, port };
+    if (ready) return { name: spec.name, pid, incarnation: record.startTime || null, host, port };
     if (exitInfo) {
-      await Promise.race([closed, new Promise((r) => setTimeout(r, STDIO_DRAIN_MS).unref())]);
       throw new Error(
         `instance ${spec.name} exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal})`,
       );
@@ -169,14 +187,18 @@ export class LocalRuntime implements InstanceRuntime {
 
   async pause(name: string): Promise<void> {
     const p = this.#procs.get(name);
-    if (p?.sandbox) await p.sandbox.pause();
-    else if (p) signalGroup(p.pid, 'SIGSTOP');
+    if (!p) throw new Error(`instance ${name} is not running`);
+    if (p.sandbox) return p.sandbox.pause(); // resolves once frozen (cgroup freezer) or stopped
+    signalGroup(p.pid, 'SIGSTOP');
+    await observeState(p.pid, isStopped, `instance ${name} did not stop`);
   }
 
   async resume(name: string): Promise<void> {
     const p = this.#procs.get(name);
-    if (p?.sandbox) await p.sandbox.resume();
-    else if (p) signalGroup(p.pid, 'SIGCONT');
+    if (!p) throw new Error(`instance ${name} is not running`);
+    if (p.sandbox) return p.sandbox.resume();
+    signalGroup(p.pid, 'SIGCONT');
+    await observeState(p.pid, (s) => !isStopped(s), `instance ${name} did not continue`);
   }
 
   async delete(name: string): Promise<void> {
@@ -187,25 +209,151 @@ export class LocalRuntime implements InstanceRuntime {
     kill('SIGTERM');
     if (!p.sandbox) signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM
     const timer = setTimeout(() => kill('SIGKILL'), this.#graceMs);
+    // An adopted process is not our child: no 'exit' event, so watch /proc closely meanwhile.
+    const poll = p.child === null ? setInterval(() => this.#checkOne(p), 20) : undefined;
     await p.exited;
     clearTimeout(timer);
+    if (poll) clearInterval(poll);
   }
 
   logs(name: string): LogLine[] | undefined {
-    return (this.#procs.get(name)?.logs ?? this.#ended.get(name))?.lines();
+    const live = this.#procs.get(name);
+    if (live) {
+      live.logs.poll();
+      return live.logs.buffer.lines();
+    }
+    return this.#ended.get(name)?.lines();
   }
 
   onExit(listener: (name: string, exit: InstanceExit) => void): void {
     this.#listeners.push(listener);
   }
 
+  /** Leftovers of dead gateways; isolated ones are killed here, never listed (they cannot be adopted). */
+  async list(): Promise<ObservedInstance[]> {
+    const out: ObservedInstance[] = [];
+    for (const rec of leftovers(this.#stateDir)) {
+      if (this.#procs.has(rec.instance)) continue;
+      if (rec.isolated) {
+        const pids = killVerifiedMembers(rec.pgid, rec.instance);
+        forgetInstance(this.#stateDir, rec.instance);
+        this.#log.warn({ instance: rec.instance, pids }, 'killed a leftover isolated instance (not adoptable)');
+        continue;
+      }
+      out.push(observed(rec));
+    }
+    return out;
+  }
+
+  async adopt(identity: InstanceIdentity): Promise<ObservedInstance | undefined> {
+    if (this.#closed) throw new Error('runtime is closed');
+    if (this.#procs.has(identity.name)) return undefined;
+    const rec = readRecord(this.#stateDir, identity.name);
+    if (rec === undefined || rec.isolated) return undefined;
+    if (rec.pgid !== identity.pid || rec.startTime !== identity.incarnation) return undefined;
+    // A live owner is another running gateway: its instances are not ours to take.
+    if (ownerAlive(rec.owner) || !isSameProcess(rec.pgid, rec.startTime, rec.instance)) {
+      return undefined;
+    }
+    const record = { ...rec, owner: process.pid };
+    this.#write(record);
+    const logs = new LogTail(this.#stateDir, rec.instance, this.#logLines, true);
+    this.#track(rec.instance, null, record, logs, undefined);
+    this.#log.info({ instance: rec.instance, pid: rec.pgid }, 'instance adopted');
+    return observed(record);
+  }
+
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await Promise.all([...this.#procs.keys()].map((n) => this.delete(n)));
+      clearInterval(this.#watch);
       await this.#isolation?.close();
       process.off('exit', this.#killAllSync);
     })();
     return this.#closed;
+  }
+
+  /** Leaves plain instances running for a later runtime; isolated ones end here (see the module comment). */
+  detach(): Promise<void> {
+    this.#closed ??= (async () => {
+      clearInterval(this.#watch);
+      const isolated = [...this.#procs.values()].filter((p) => p.sandbox !== undefined);
+      for (const p of this.#procs.values()) {
+        if (p.sandbox) continue;
+        p.logs.end();
+        p.child?.removeAllListeners('exit');
+        p.child?.unref();
+        // Owner 0: managed by nobody now, so the next runtime may adopt it even while this process lives on.
+        this.#write({ ...p.record, owner: 0 });
+        this.#procs.delete(p.name);
+      }
+      await Promise.all(isolated.map((p) => this.delete(p.name)));
+      await this.#isolation?.close();
+      process.off('exit', this.#killAllSync);
+    })();
+    return this.#closed;
+  }
+
+  /** Starts managing one process (spawned or adopted). */
+  #track(
+    name: string,
+    child: ChildProcess | null,
+    record: InstanceRecord,
+    logs: LogTail,
+    sandbox: Sandbox | undefined,
+  ): Proc {
+    let resolveExited!: () => void;
+    let settled = false;
+    const proc: Proc = {
+      name,
+      child,
+      pid: record.pgid,
+      record,
+      logs,
+      requested: false,
+      sandbox,
+      exited: new Promise<void>((r) => {
+        resolveExited = r;
+      }),
+      settle: (code, signal) => {
+        if (settled || this.#procs.get(name) !== proc) return;
+        settled = true;
+        logs.end();
+        signalGroup(proc.pid, 'SIGKILL'); // stragglers of the group
+        void (async () => {
+          await sandbox?.release();
+          this.#procs.delete(name);
+          forgetInstance(this.#stateDir, name);
+          this.#remember(name, logs.buffer);
+          this.#log.info({ instance: name, pid: proc.pid, code, signal, requested: proc.requested }, 'instance exited');
+          for (const l of this.#listeners) l(name, { code, signal, requested: proc.requested });
+          resolveExited();
+        })();
+      },
+    };
+    this.#procs.set(name, proc);
+    return proc;
+  }
+
+  #write(record: InstanceRecord): void {
+    try {
+      recordInstance(this.#stateDir, record);
+    } catch (err) {
+      this.#log.warn({ instance: record.instance, err: (err as Error).message }, 'instance record not written');
+    }
+  }
+
+  /** The periodic pass: read output files, notice adopted processes that ended. */
+  #check(): void {
+    for (const p of [...this.#procs.values()]) {
+      p.logs.poll();
+      this.#checkOne(p);
+    }
+  }
+
+  #checkOne(p: Proc): void {
+    if (p.child !== null) return;
+    if (!isSameProcess(p.pid, p.record.startTime, p.name)) p.settle(null, null);
   }
 
   #remember(name: string, logs: LogBuffer): void {
@@ -218,11 +366,14 @@ export class LocalRuntime implements InstanceRuntime {
   }
 }
 
-/** Sends `signal` to the process group led by `pid`; a group already gone is fine. */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: nothing left to signal
-  }
+function observed(rec: InstanceRecord): ObservedInstance {
+  return {
+    name: rec.instance,
+    service: rec.service,
+    pid: rec.pgid,
+    incarnation: rec.startTime || null,
+    host: rec.host,
+    port: rec.port,
+    state: isStopped(statOf(rec.pgid)?.state) ? 'paused' : 'running',
+  };
 }

@@ -17,6 +17,8 @@ export interface SetupOptions {
   queueTimeoutMs?: number;
   maxQueue?: number;
   maxInstances?: number;
+  /** New sessions per client address per minute. @default 0 (no limit) */
+  newSessionsPerMinute?: number;
   /** Extra services (name -> annotations), after `svc`. */
   more?: Record<string, Record<string, string>>;
 }
@@ -37,6 +39,7 @@ export function setupCore(annotations: Record<string, string>, opts: SetupOption
     queueTimeoutMs: opts.queueTimeoutMs ?? 60_000,
     maxQueue: opts.maxQueue,
     maxInstances: opts.maxInstances,
+    newSessionsPerMinute: opts.newSessionsPerMinute,
     startTimeoutMs: 5000,
   });
   const svc = core.services[0] as ServiceState;
