@@ -21,12 +21,15 @@ const ttlMs = Number(LEASE_TTL_MS);
 const memory = TetherClient.fromWorkloadToken({ url: TETHER_URL, tokenFile: TETHER_TOKEN_FILE });
 let turns = 0;
 
+type WorkingState = AgentHandle['resumed']['working_state'];
 /** What this process found when it resumed: the working state an earlier instance saved. */
 interface Resumed {
   epoch: number;
   fresh: boolean;
-  working_state: AgentHandle['resumed']['working_state'];
+  working_state: Pick<WorkingState, 'version' | 'step' | 'progress' | 'focus'>;
 }
+/** The working-state fields this agent keeps (all of them are in the record). */
+const brief = (s: WorkingState) => ({ version: s.version, step: s.step, progress: s.progress, focus: s.focus });
 let leased: Promise<AgentHandle> | undefined;
 let resumed: Resumed | undefined;
 
@@ -39,7 +42,7 @@ function lease(): Promise<AgentHandle> {
   leased ??= memory
     .resume({ holder: TETHER_INSTANCE, ttlMs, waitMs: ttlMs + 5000, pollMs: 250 })
     .then((agent) => {
-      resumed ??= { epoch: agent.epoch, fresh: agent.resumed.fresh, working_state: agent.resumed.working_state };
+      resumed ??= { epoch: agent.epoch, fresh: agent.resumed.fresh, working_state: brief(agent.resumed.working_state) };
       agent.on('lost', () => {
         leased = undefined;
       });
@@ -79,7 +82,7 @@ async function turn(say: string): Promise<unknown> {
   const state = await agent.updateWorkingState({
     goal: 'keep the conversation going',
     step: n,
-    progress: `${n} turns`,
+    progress: n === 1 ? '1 turn' : `${n} turns`,
     focus: say,
   });
   return {
@@ -91,7 +94,7 @@ async function turn(say: string): Promise<unknown> {
     remembered: beliefs.map((b) => b.value),
     epoch: agent.epoch,
     resumed,
-    working_state: { version: state.version, step: state.step, progress: state.progress, focus: state.focus },
+    working_state: brief(state),
   };
 }
 
@@ -109,6 +112,8 @@ async function probe(namespace: string): Promise<unknown> {
 
 createServer(async (req, res) => {
   const url = new URL(req.url ?? '/', 'http://agent');
+  // The gateway's readiness and warm-up requests: no turn, no key (a warm-pool instance has none yet).
+  if (req.headers['x-tether-probe'] !== undefined) return send(res, 200, { ready: true });
   try {
     if (url.pathname === '/') return send(res, 200, await turn(url.searchParams.get('say') ?? 'hello'));
     if (url.pathname === '/remember') {

@@ -1,7 +1,8 @@
 /**
  * Redis session mode across a gateway crash: 200 sessions bound (some instances paused), `tether gateway`
  * killed with SIGKILL, started again on the same Redis and state folder: every session's next request reaches
- * the same process with its state, deadlines are the recorded ones and fire then, nothing leaks or doubles.
+ * the same process with its state, deadlines (expiry, idle) are the recorded ones and fire then, nothing leaks
+ * or doubles.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -16,6 +17,7 @@ import { type AdminSession, adminJson, runGateway } from './helpers/gateway-proc
 const KEEP = 'keep.default.example.com';
 const NAP = 'nap.default.example.com';
 const SOON = 'soon.default.example.com';
+const DOZE = 'doze.default.example.com';
 
 describe('tether gateway --session-store redis: SIGKILL and restart', () => {
   it('200 sessions: same process after the restart, recorded deadlines kept and fired, nothing leaked or doubled', async (t) => {
@@ -48,6 +50,13 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
           'autoscaling.knative.dev/target': '10',
           'serving.knative.dev/session-timeout': '1h',
           'serving.knative.dev/session-expiry': '20s',
+        }),
+        // Not asked for after the restart: its idle timer (delete) must fire at the deadline recorded before.
+        serviceYaml('doze', {
+          ...common,
+          'serving.knative.dev/sandbox-idle-policy': 'delete',
+          'autoscaling.knative.dev/target': '5',
+          'serving.knative.dev/session-timeout': '25s',
         }),
       ].join('---\n'),
     );
@@ -97,15 +106,19 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
       assert.equal(r.status, 200, r.body);
       sessions.push({ host, key, pid: String(r.headers['x-pid']), count: Number(r.headers['x-count']) });
     }
+    for (let i = 0; i < 5; i++) {
+      const r = await send(first.publicUrl, { host: DOZE, headers: { cookie: `app=d${i}` } });
+      assert.equal(r.status, 200, r.body);
+    }
     const before = await adminJson<AdminInstance[]>(first, '/_tether/instances');
     pids = before.map((i) => i.pid as number);
-    assert.equal(before.length, 5 + 2 + 1);
+    assert.equal(before.length, 5 + 2 + 1 + 1);
     await waitFor('nap instances paused', async () => {
       const list = await adminJson<AdminInstance[]>(first, '/_tether/instances');
       return list.filter((i) => i.service === 'nap' && i.state === 'paused').length === 2;
     });
     const sessionsBefore = await adminJson<AdminSession[]>(first, '/_tether/sessions');
-    assert.equal(sessionsBefore.length, 200);
+    assert.equal(sessionsBefore.length, 205);
 
     first.child.kill('SIGKILL');
     await once(first.child, 'exit');
@@ -118,7 +131,7 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
         await once(second.child, 'exit');
       }
     });
-    assert.match(second.out(), /"adopted":8/);
+    assert.match(second.out(), /"adopted":9/);
     const after = await adminJson<AdminInstance[]>(second, '/_tether/instances');
     assert.deepEqual(
       after.map((i) => [i.name, i.pid, i.service === 'nap' ? 'paused' : 'running']).sort(),
@@ -128,7 +141,13 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
     const sessionsAfter = await adminJson<AdminSession[]>(second, '/_tether/sessions');
     const deadlines = (list: AdminSession[]) =>
       list
-        .map((s) => [s.id, s.instance, s.expires_at, s.service === 'keep' ? s.idle_deadline : null, s.gateway])
+        .map((s) => [
+          s.id,
+          s.instance,
+          s.expires_at,
+          s.service === 'keep' || s.service === 'doze' ? s.idle_deadline : null,
+          s.gateway,
+        ])
         .sort();
     assert.deepEqual(deadlines(sessionsAfter), deadlines(sessionsBefore), 'same bindings and deadlines');
 
@@ -143,8 +162,8 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
       perPid.set(s.pid, Math.max(perPid.get(s.pid) ?? 0, count));
     }
     const now = await adminJson<AdminInstance[]>(second, '/_tether/instances');
-    assert.equal(now.length, 8, 'no instance started or duplicated');
-    assert.equal(new Set(now.map((i) => i.pid)).size, 8);
+    assert.equal(now.length, 9, 'no instance started or duplicated');
+    assert.equal(new Set(now.map((i) => i.pid)).size, 9);
 
     // The `soon` sessions expire at the deadline recorded by the first gateway.
     const expiry = Date.parse(sessionsBefore.find((s) => s.service === 'soon')?.expires_at as string);
@@ -162,10 +181,26 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
     const soonPid = Number(before.find((i) => i.service === 'soon')?.pid);
     await waitFor('the expired instance is deleted', () => isGone(soonPid));
 
+    // The `doze` sessions idle out (delete) at the idle deadline recorded by the first gateway.
+    const idleAt = Date.parse(sessionsBefore.find((s) => s.service === 'doze')?.idle_deadline as string);
+    const dozed = await waitFor(
+      'doze sessions idled out',
+      async () => {
+        const list = await adminJson<AdminSession[]>(second, '/_tether/sessions');
+        return list.some((s) => s.service === 'doze') ? undefined : Date.now();
+      },
+      { timeoutMs: 40_000, intervalMs: 100 },
+    );
+    assert.ok(dozed >= idleAt, `idled out at ${dozed}, not before its recorded deadline ${idleAt}`);
+    assert.ok(dozed < idleAt + 3000, `idled out within 3 s after its recorded deadline (${dozed - idleAt} ms)`);
+    const dozePid = Number(before.find((i) => i.service === 'doze')?.pid);
+    await waitFor('the idle instance is deleted', () => isGone(dozePid));
+
     second.child.kill('SIGTERM');
     const [code] = await once(second.child, 'exit');
     assert.equal(code, 0);
     // A graceful stop in Redis mode leaves the bound instances for the next gateway.
-    for (const i of now.filter((x) => x.service !== 'soon')) assert.ok(!isGone(i.pid as number), `${i.name} kept`);
+    for (const i of now.filter((x) => x.service !== 'soon' && x.service !== 'doze'))
+      assert.ok(!isGone(i.pid as number), `${i.name} kept`);
   });
 });

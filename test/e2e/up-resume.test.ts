@@ -171,6 +171,20 @@ describe('tether up (process): the memory agent saves working state and resumes 
     );
     assert.deepEqual(t3.working_state, { version: 3, step: 3, progress: '3 turns', focus: 'pack' });
 
+    const turns = await fetch(`${memoryUrl}/v1/turns?namespace=${t1.namespace}`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    const log = (await turns.json()) as { turns: { content: string; epoch: number }[] };
+    assert.deepEqual(
+      log.turns.map((t) => [t.content, t.epoch]),
+      [
+        ['plan the trip', t1.epoch],
+        ['book the flights', t1.epoch],
+        ['pack', t3.epoch],
+      ],
+      'each turn recorded under the lease of its instance',
+    );
+
     // Check 4: bob's agent can neither read alice's memory nor resume her (403 namespace_mismatch).
     const probe = await agent<{ recall: Refusal; resume: Refusal }>('bob', `/probe?namespace=${t1.namespace}`);
     assert.deepEqual(

@@ -10,6 +10,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import type { StoreChange } from '../../src/store/store.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { makeKey } from './conformance/helpers.ts';
+import { held } from './conformance/resume-helpers.ts';
 import { freshNamespace, freshTenant, storeConformance } from './conformance.ts';
 
 const server: TestPostgres = await startPostgres();
@@ -94,6 +95,34 @@ describe('PostgresStore', () => {
       await own.start();
       assert.deepEqual(await resync, { kind: 'resync' });
       await store.ping();
+    } finally {
+      await store.close();
+      await own.stop();
+    }
+  });
+
+  it('issues a higher epoch than any before after the store reopens, a purge, and a restart of the database', async () => {
+    const own = await startPostgres();
+    const dbUrl = await own.createDatabase();
+    let store = await openPostgresStore({ url: dbUrl, poolSize: 2 });
+    try {
+      const ns = freshNamespace();
+      const a = await held(store, ns, 'pod-a', 1000);
+      const other = await held(store, freshNamespace());
+      await store.close();
+      // The memory server restarted: a new store on the same database.
+      store = await openPostgresStore({ url: dbUrl, poolSize: 2 });
+      const b = await held(store, ns, 'pod-b', 1000, a.expiresAt);
+      assert.ok(b.epoch > Math.max(a.epoch, other.epoch), `${b.epoch} > ${a.epoch}, ${other.epoch}`);
+      await store.purgeNamespace(ns);
+      assert.equal(await store.getLease(ns), null);
+      await store.close();
+      // PostgreSQL itself restarted (fast shutdown): the epoch sequence is durable.
+      await own.halt();
+      await own.start();
+      store = await openPostgresStore({ url: dbUrl, poolSize: 2 });
+      const c = await held(store, ns, 'pod-c', 1000, b.expiresAt);
+      assert.ok(c.epoch > b.epoch, `${c.epoch} > ${b.epoch}`);
     } finally {
       await store.close();
       await own.stop();

@@ -64,8 +64,8 @@ export function tokenBudget(budget: number | undefined): number {
   return budget;
 }
 
-/** Search words of the state's focus, open questions and goal, most specific (longest) first. */
-function focusWords(texts: (string | null)[]): string[] {
+/** Search words of the state's focus, open questions and goal, most specific (longest) first (bench:resume reads them too). */
+export function focusWords(texts: (string | null)[]): string[] {
   const seen = new Set<string>();
   for (const text of texts) for (const w of words(text ?? '')) if (w.length >= 3 && !SKIP.has(w)) seen.add(w);
   return [...seen].sort((a, b) => b.length - a.length).slice(0, SEARCH_WORDS);

@@ -1,5 +1,5 @@
 /**
- * Redis going away and coming back under a running gateway, and a gateway started before its Redis: bound
+ * Redis going away and coming back under a running gateway while traffic runs, and a gateway started before its Redis: bound
  * sessions keep being served from the gateway's own view, new ones get 503 + Retry-After, what changed meanwhile
  * is written back when Redis returns (AOF: the restarted Redis lost nothing), and all is consistent.
  */
@@ -36,7 +36,22 @@ describe('gateway on Redis: outages', () => {
     }
     assert.equal((await send(gw.publicUrl, { host: BRIEF, headers: { cookie: 'app=b1' } })).status, 200);
 
+    // Traffic on the bound sessions runs all along: before, during and after the outage.
+    let traffic = true;
+    const served: Array<{ key: string; status: number; pid: string }> = [];
+    const running = (async () => {
+      while (traffic) {
+        await Promise.all(
+          [...pids.keys()].map(async (key) => {
+            const r = await send(gw.publicUrl, { host: STAY, headers: { cookie: `app=${key}` } });
+            served.push({ key, status: r.status, pid: String(r.headers['x-pid']) });
+          }),
+        );
+      }
+    })();
+    await waitFor('traffic before the outage', () => served.length >= 6);
     await redis.stop();
+    const atStop = served.length;
     for (let round = 0; round < 3; round++) {
       for (const [key, pid] of pids) {
         const r = await send(gw.publicUrl, { host: STAY, headers: { cookie: `app=${key}` } });
@@ -55,8 +70,17 @@ describe('gateway on Redis: outages', () => {
     });
     assert.ok(store.queuedWrites > 0, 'writes wait for Redis');
 
+    assert.ok(served.length > atStop, 'traffic went on while Redis was down');
     await redis.start();
     await waitFor('queued writes written back', () => store.queuedWrites === 0, { timeoutMs: 10_000 });
+    const atReturn = served.length;
+    await waitFor('traffic after Redis returned', () => served.length >= atReturn + 6);
+    traffic = false;
+    await running;
+    for (const r of served) {
+      assert.equal(r.status, 200, `session ${r.key} served throughout`);
+      assert.equal(r.pid, pids.get(r.key), `session ${r.key} stays on its instance`);
+    }
     const stored = await store.list();
     assert.deepEqual(stored.map((r) => r.service).sort(), ['stay', 'stay', 'stay'], 'AOF kept them; brief ended');
     const instances = await admin<AdminInstance[]>(gw, '/_tether/instances');

@@ -142,7 +142,21 @@ describe('resume routes refuse bad input', () => {
       body: { token_budget: 10 },
       field: /^token_budget$/,
     },
+    {
+      name: 'a budget that is not an integer',
+      method: 'POST',
+      path: '/v1/resume',
+      body: { token_budget: 1000.5 },
+      field: /^token_budget$/,
+    },
     { name: 'an unknown resume field', method: 'POST', path: '/v1/resume', body: { budget: 1000 }, field: /^budget$/ },
+    {
+      name: 'an output whose content is not text',
+      method: 'POST',
+      path: '/v1/outputs',
+      body: { content: 5 },
+      field: /^content$/,
+    },
     { name: 'a turns limit that is not a number', method: 'GET', path: '/v1/turns?limit=lots', field: /^limit$/ },
     {
       name: 'a history limit above the range',
@@ -163,9 +177,11 @@ describe('resume routes refuse bad input', () => {
     });
   }
 
-  it('says the ttl range in the message', async () => {
+  it('says the ttl range and the budget range in the message', async () => {
     const r = await server.call('POST', '/v1/lease/acquire', { key, body: { ttl_ms: 10 } });
     assert.match(r.body.error.message, /1000 to 3600000/);
+    const b = await server.call('POST', '/v1/resume', { key, body: { token_budget: 499 } });
+    assert.match(b.body.error.message, /^token_budget: .*500 to 200000/);
   });
 
   it('stored nothing from any refused request', async () => {
@@ -173,5 +189,8 @@ describe('resume routes refuse bad input', () => {
     assert.equal((await server.call('GET', '/v1/turns', { key })).body.total, 0);
     assert.deepEqual((await server.call('GET', '/v1/pointers', { key })).body.pointers, []);
     assert.deepEqual((await server.call('GET', '/v1/milestones', { key })).body.milestones, []);
+    assert.deepEqual((await server.call('GET', '/v1/outputs', { key })).body.outputs, []);
+    const lease = await server.call('GET', '/v1/lease', { key });
+    assert.equal(String(lease.body.epoch), headers['x-lease-epoch'], 'no refused resume or acquire took a lease');
   });
 });

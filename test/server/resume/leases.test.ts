@@ -62,6 +62,7 @@ describe('lease fencing over HTTP', () => {
     }
     const state = await server.call('GET', '/v1/working-state', { key });
     assert.equal(state.body.version, 0);
+    assert.deepEqual((await server.call('GET', '/v1/milestones', { key })).body.milestones, []);
     assert.equal((await server.call('GET', '/v1/turns', { key })).body.total, 0);
     assert.deepEqual((await server.call('GET', '/v1/outputs', { key })).body.outputs, []);
     assert.deepEqual(
@@ -83,6 +84,10 @@ describe('lease fencing over HTTP', () => {
     }
     const after = await server.call('GET', '/v1/working-state', { key });
     assert.deepEqual([after.body.goal, after.body.last_milestone, after.body.version], ['b goal', 'b milestone', 2]);
+    assert.deepEqual(
+      (await server.call('GET', '/v1/milestones', { key })).body.milestones.map((m: { name: string }) => m.name),
+      ['b milestone'],
+    );
     assert.deepEqual(
       (await server.call('GET', '/v1/turns', { key })).body.turns.map((t: { content: string }) => t.content),
       ['b turn'],
