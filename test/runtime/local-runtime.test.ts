@@ -296,6 +296,27 @@ describe('LocalRuntime: instances outlive the gateway (detach, list, adopt)', ()
     assert.ok(await second.adopt({ ...sa, service: 'svc' }));
   });
 
+  it('never lists nor adopts a leftover isolated instance: list() kills it and drops its record', async (t) => {
+    const dir = await stateDir(t);
+    const first = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    const a = spec();
+    const sa = await first.start(a);
+    await first.detach();
+    // As a sandboxed instance's record after its gateway was SIGKILLed (bwrap normally took it along already).
+    const path = join(dir, `${a.name}.json`);
+    writeFileSync(
+      path,
+      JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), owner: DEAD_OWNER, isolated: true }),
+    );
+    const second = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => second.close());
+    assert.equal(await second.adopt({ ...sa, service: 'svc' }), undefined, 'not adoptable');
+    assert.ok(!isGone(sa.pid as number), 'a refused adoption touches nothing');
+    assert.deepEqual(await second.list(), []);
+    await waitFor('the leftover is killed', () => isGone(sa.pid as number));
+    assert.ok(!readdirSync(dir).includes(`${a.name}.json`), 'its record is dropped');
+  });
+
   it('keeps reading the output of an adopted instance', async (t) => {
     const dir = await stateDir(t);
     const first = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
