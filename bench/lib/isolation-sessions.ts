@@ -4,8 +4,9 @@
  * `--isolation none` and `--isolation namespaces` side by side in one run (two gateways on the same
  * services, samples interleaved so both see the same machine), medians and the ratio. Loopback only.
  */
-import { writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/common/log.ts';
 import { type Gateway, startGateway } from '../../src/gateway/gateway.ts';
@@ -64,7 +65,19 @@ async function resume(gw: Gateway): Promise<number> {
  * network and the freezer); says so and prints nothing else when it is impossible.
  */
 export async function benchIsolation(dir: string, samples: number): Promise<void> {
-  const file = join(dir, 'isolation-services.yaml');
+  // The manifests' folder is the services' workingDir: like a checkout, one an instance's uid may enter
+  // (mkdtemp makes 0700, which isolation refuses to show; a 0700 parent would add a staging mount).
+  const servicesDir = await mkdtemp(join(tmpdir(), 'tether-bench-isolation-'));
+  await chmod(servicesDir, 0o755);
+  try {
+    await measure(dir, servicesDir, samples);
+  } finally {
+    await rm(servicesDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(dir: string, servicesDir: string, samples: number): Promise<void> {
+  const file = join(servicesDir, 'isolation-services.yaml');
   await writeFile(
     file,
     [
@@ -105,7 +118,8 @@ export async function benchIsolation(dir: string, samples: number): Promise<void
     for (const [, gw] of gateways) await get(`${gw.publicUrl}/`, { host: 'pause.default.example.com', cookie: 's=p' });
     // Interleaved: each sample of one mode is followed by one of the other, so load on this shared machine
     // falls on both alike.
-    for (let i = 0; i < Math.min(samples, 15); i++) {
+    // As many cold starts as resumes: on a shared machine 15 samples leave the median at the mercy of load.
+    for (let i = 0; i < samples; i++) {
       for (const [name, gw] of gateways) cold.get(name)?.push(await coldStart(gw, i));
     }
     for (let i = 0; i < samples; i++) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,7 @@ import { openBrowser } from './browser.ts';
 const SHOTS = process.env.TETHER_SCREENSHOTS;
 const HOST = 'hello.default.example.com';
 
+let home: string;
 let dir: string;
 let platform: LocalPlatform;
 let adminKey: string;
@@ -42,7 +43,10 @@ async function api(
 }
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tether-console-'));
+  // The manifest's folder (its service's workingDir, holding the data folder) in a 0700 home, as a checkout is.
+  home = await mkdtemp(join(tmpdir(), 'tether-console-'));
+  dir = join(home, 'checkout');
+  await mkdir(dir, { mode: 0o755 });
   const manifest = join(dir, 'hello.yaml');
   await writeFile(
     manifest,
@@ -60,8 +64,6 @@ before(async () => {
     adminPort: 0,
     defaultRegistry: starterRegistry('personal'),
     graceMs: 500,
-    // The console is under test, not isolation (test/up/ covers it): plain processes start faster.
-    isolation: 'none',
     log: silentLogger(),
   });
   adminKey = readFileSync(platform.memory.adminKeyFile as string, 'utf8').trim();
@@ -103,7 +105,7 @@ before(async () => {
 
 after(async () => {
   await platform.close();
-  await rm(dir, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
 });
 
 describe('web console (Chromium)', () => {

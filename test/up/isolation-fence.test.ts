@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
-import { startLocalPlatform } from '../../src/up/platform.ts';
+import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
 import { send } from '../gateway/helpers/harness.ts';
-import { openTempDir, PROBE } from '../runtime/local/isolation/helpers.ts';
+import { PROBE } from '../runtime/local/isolation/helpers.ts';
 import { startPostgres, startRedis } from './databases.ts';
 
 const ANN = `        serving.knative.dev/workload-type: "sandbox"
@@ -51,7 +53,14 @@ function hostConnects(host: string, port: number): Promise<boolean> {
 describe('tether up with --isolation namespaces: the fence, seen from inside an instance', () => {
   it('reaches the memory server and nothing else on the machine; sees nothing of the data folder', async (t) => {
     const [redisPort, pgPort] = await Promise.all([startRedis(t), startPostgres(t)]);
-    const root = await openTempDir(t, 'tether-fence-');
+    // One hook closes the platform, then removes the folder (node runs t.after hooks first-in first-out).
+    const root = await mkdtemp(join(tmpdir(), 'tether-fence-'));
+    chmodSync(root, 0o755);
+    let platform: LocalPlatform | undefined;
+    t.after(async () => {
+      await platform?.close();
+      await rm(root, { recursive: true, force: true });
+    });
     // The data folder lies inside the folder the instances run from (their workingDir): it must be masked.
     const data = join(root, 'data');
     mkdirSync(data);
@@ -60,7 +69,7 @@ describe('tether up with --isolation namespaces: the fence, seen from inside an 
       manifest,
       `${service('probe')}---\n${service('hog', '          resources:\n            limits:\n              memory: "128Mi"\n')}`,
     );
-    const platform = await startLocalPlatform({
+    platform = await startLocalPlatform({
       dataDir: data,
       services: [manifest],
       memoryPort: 0,
@@ -72,7 +81,6 @@ describe('tether up with --isolation namespaces: the fence, seen from inside an 
       sandboxDir: join(root, 'sandboxes'),
       log: silentLogger(),
     });
-    t.after(() => platform.close());
     assert.equal(platform.isolation, 'namespaces');
     const gw = platform.gateway.publicUrl;
     const ask = async <T>(session: string, path: string, svc = 'probe') => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -12,12 +12,17 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const AGENT = resolve(ROOT, 'examples/memory-agent/server.ts');
 const HOST = 'memory-agent.default.example.com';
 
+let home: string;
 let dir: string;
 let manifest: string;
 let platform: LocalPlatform;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'tether-up-'));
+  // A checkout inside a home only its owner enters (mkdtemp: 0700), as /root/tether is: the manifest's
+  // folder, every service's default workingDir, holds the data folder, which stays masked.
+  home = mkdtempSync(join(tmpdir(), 'tether-up-'));
+  dir = join(home, 'checkout');
+  mkdirSync(dir, { mode: 0o755 });
   manifest = join(dir, 'agent.yaml');
   writeFileSync(
     manifest,
@@ -55,7 +60,7 @@ spec:
 });
 after(async () => {
   await platform.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
 });
 
 interface Turn {
@@ -184,7 +189,6 @@ spec:
     spec:
       containers:
         - command: ["node", ${JSON.stringify(resolve(ROOT, 'examples/session-app/server.mjs'))}]
-          workingDir: ${JSON.stringify(resolve(ROOT, 'examples/session-app'))}
 `;
     writeFileSync(manifest, readFileSync(manifest, 'utf8') + extra);
     const result = await platform.gateway.reload();

@@ -4,7 +4,8 @@
  * fresh /proc (its own PID namespace: no host process shows), a minimal /dev, a private /tmp, the
  * service's workingDir and the files its command names read-only, a private writable work folder at
  * WORK_DIR and its token folder read-only at TOKEN_DIR, then masks over what must stay hidden even
- * inside a visible folder (data folder, admin key, authority, other instances). Pure.
+ * inside a visible folder (data folder, admin key, authority, other instances). A read-only folder
+ * may be bound from a stage (view-access.ts says when). Pure.
  */
 import { isAbsolute, resolve } from 'node:path';
 
@@ -32,6 +33,8 @@ export interface ViewSpec {
   system: readonly SystemEntry[];
   /** Absolute host paths shown read-only at the same place. */
   readOnly: readonly string[];
+  /** For a `readOnly` path whose host parents the instance's uid cannot enter: the stage it is bound from. */
+  staged?: Readonly<Record<string, string>>;
   masks: readonly Mask[];
   /** Host path of the private work folder (bubblewrap runs as the instance's uid: it must reach it). */
   workDir: string;
@@ -53,7 +56,9 @@ export function bwrapArgs(v: ViewSpec): string[] {
   }
   a.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   // Parents before children, so a nested path is mounted on top of its parent's view.
-  for (const p of [...new Set(v.readOnly)].sort((x, y) => x.length - y.length)) a.push('--ro-bind', p, p);
+  for (const p of [...new Set(v.readOnly)].sort((x, y) => x.length - y.length)) {
+    a.push('--ro-bind', v.staged?.[p] ?? p, p);
+  }
   a.push('--bind', v.workDir, WORK_DIR);
   if (v.tokenDir !== undefined) a.push('--ro-bind', v.tokenDir, TOKEN_DIR);
   for (const m of v.masks) {

@@ -20,6 +20,9 @@ export interface IsolationTools {
   ip?: string;
   nft?: string;
   sh?: string;
+  /** unshare and mount (util-linux): stage a folder whose host parents an instance's uid cannot enter. */
+  unshare?: string;
+  mount?: string;
 }
 
 /** What the probe found. */
@@ -59,6 +62,8 @@ export async function probeHost(): Promise<HostCapabilities> {
     ip: findTool('ip'),
     nft: findTool('nft'),
     sh: findTool('sh'),
+    unshare: findTool('unshare'),
+    mount: findTool('mount'),
   };
   const root = process.geteuid?.() === 0;
   let userNamespaces = false;

@@ -19,20 +19,23 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../../common/log.ts';
 import type { InstanceSpec } from '../../runtime.ts';
-import { chooseRange, SLOTS, type SlotPlan, slotPlan } from './address-plan.ts';
+import { chooseRange, type SlotPlan } from './address-plan.ts';
 import { type CgroupLayout, InstanceCgroup, removeCgroupParents } from './cgroups.ts';
 import { Fence, type MemoryRoute, reapFences } from './fence.ts';
 import { commandFiles, type SystemEntry } from './filesystem-view.ts';
 import type { HostCapabilities } from './host-probe.ts';
 import { NamespacesSandbox, SANDBOX_PORT } from './namespaces-sandbox.ts';
-import { createNetwork, destroyNetwork, hostNetworks, reserveSlot, SlotTakenError } from './network.ts';
+import { destroyNetwork, hostNetworks } from './network.ts';
+import { NetworkSlots } from './network-slots.ts';
 import type { Isolation, Sandbox } from './sandbox.ts';
 import { projectToken } from './token-projection.ts';
+import { blockedAbove, outermost, unusable, type Viewer } from './view-access.ts';
 
 /** pids limit when the container sets none (a fork bomb stops there). */
 export const DEFAULT_PIDS = 1024;
@@ -65,14 +68,14 @@ export class NamespacesIsolation implements Isolation {
   readonly mode = 'namespaces' as const;
   readonly #o: NamespacesIsolationOptions;
   readonly #system: SystemEntry[];
-  readonly #range: string | undefined;
   readonly #fence: Fence | undefined;
+  readonly #slots: NetworkSlots | undefined;
   readonly #memory: { url: URL; route: MemoryRoute } | undefined;
-  #nextSlot = Math.floor(Math.random() * SLOTS);
   readonly #live = new Set<NamespacesSandbox>();
   /** Backstop for an exit without close(): kill, drop networks and the fence now; the next runtime reaps the rest. */
   readonly #exitSync = () => {
     for (const s of this.#live) s.abandonSync();
+    this.#slots?.abandonSync();
     if (this.#fence && this.#o.caps.tools.nft) {
       spawnSync(this.#o.caps.tools.nft, ['delete', 'table', 'inet', this.#fence.table], { timeout: 2000 });
     }
@@ -80,10 +83,21 @@ export class NamespacesIsolation implements Isolation {
 
   private constructor(o: NamespacesIsolationOptions, range: string | undefined, fence: Fence | undefined) {
     this.#o = o;
-    this.#range = range;
     this.#fence = fence;
     this.#system = systemEntries();
     this.#memory = memoryRoute(o.memoryUrl);
+    if (range && fence) {
+      this.#slots = new NetworkSlots({
+        range,
+        fence,
+        memory: this.#memory?.route,
+        port: SANDBOX_PORT,
+        caps: o.caps,
+        log: o.log,
+        record: (plan) => writeRecord(join(o.dir, plan.netns), { owner: process.pid, instance: '', netns: plan.netns }),
+        forget: (plan) => rmSync(join(o.dir, plan.netns), { recursive: true, force: true }),
+      });
+    }
     process.on('exit', this.#exitSync);
   }
 
@@ -103,22 +117,16 @@ export class NamespacesIsolation implements Isolation {
   }
 
   async prepare(spec: InstanceSpec): Promise<Sandbox> {
-    const plan = this.#range && this.#fence ? await this.#network(spec) : undefined;
+    const plan = await this.#slots?.take(spec.name, spec.sandbox?.publicEgress === true);
     const id = plan?.netns ?? `${spec.name}-${process.pid}`;
     const root = join(this.#o.dir, id);
     const cleanup: Array<() => Promise<void> | void> = [];
     try {
-      // 0711: bubblewrap runs as the instance's uid and must reach its work and token folders by path;
-      // nobody can list the folder, and what is inside belongs to that uid alone.
-      mkdirSync(root, { recursive: true, mode: 0o711 });
       cleanup.push(() => rmSync(root, { recursive: true, force: true }));
-      const record: SandboxRecord = { owner: process.pid, instance: spec.name, netns: plan?.netns };
-      writeFileSync(join(root, 'owner.json'), JSON.stringify(record));
+      writeRecord(root, { owner: process.pid, instance: spec.name, netns: plan?.netns });
       if (plan) {
-        cleanup.push(async () => {
-          await destroyNetwork(this.#o.caps.tools.ip as string, plan.netns);
-          await this.#fence?.forget(plan);
-        });
+        const slots = this.#slots as NetworkSlots;
+        cleanup.push(() => slots.release(plan));
       }
       const uid = this.#o.ownUid && plan ? plan.uid : undefined;
       const work = join(root, 'work');
@@ -126,7 +134,11 @@ export class NamespacesIsolation implements Isolation {
       if (uid !== undefined) chownSync(work, uid, uid);
       let cgroup: InstanceCgroup | undefined;
       if (this.#o.caps.cgroups) {
-        cgroup = new InstanceCgroup(this.#o.caps.cgroups, id);
+        // The cpu controller only for a cpu limit: a cgroup of its own with no quota limits nothing, and on a
+        // busy machine its CFS group would get one task's share where the app's threads had one each.
+        const { cpu, ...others } = this.#o.caps.cgroups;
+        const layout = spec.sandbox?.limits.cpuMillicores === undefined ? others : this.#o.caps.cgroups;
+        cgroup = new InstanceCgroup(layout, id);
         const c = cgroup;
         cleanup.push(() => c.remove());
         cgroup.applyLimits({ pids: DEFAULT_PIDS, ...spec.sandbox?.limits });
@@ -139,15 +151,21 @@ export class NamespacesIsolation implements Isolation {
         cleanup.push(() => projection.close());
         tokenDir = projection.dir;
       }
+      const viewer: Viewer =
+        uid === undefined ? { uid: process.getuid?.() ?? 0, gids: process.getgroups?.() ?? [] } : { uid, gids: [uid] };
+      const readOnly = outermost(this.#readOnly(spec));
+      const staged = this.#stage(spec, readOnly, viewer, root);
       const sandbox: NamespacesSandbox = new NamespacesSandbox({
         spec,
         plan,
         uid,
+        viewer,
         cgroup,
         view: {
           hostname: spec.name,
           system: this.#system,
-          readOnly: this.#readOnly(spec),
+          readOnly,
+          staged,
           masks: [],
           workDir: work,
           tokenDir,
@@ -170,46 +188,39 @@ export class NamespacesIsolation implements Isolation {
 
   async close(): Promise<void> {
     process.off('exit', this.#exitSync);
+    await this.#slots?.close();
     await this.#fence?.close();
     if (this.#o.caps.cgroups) removeCgroupParents(this.#o.caps.cgroups);
   }
 
-  /** Takes a free slot (the namespace name is the lock), fences it, then wires its veth pair. */
-  async #network(spec: InstanceSpec): Promise<SlotPlan> {
-    const ip = this.#o.caps.tools.ip as string;
-    const fence = this.#fence as Fence;
-    for (let tries = 0; tries < SLOTS; tries++) {
-      const plan = slotPlan(this.#range as string, this.#nextSlot);
-      this.#nextSlot = (this.#nextSlot + 1) % SLOTS;
-      try {
-        await reserveSlot(ip, plan);
-      } catch (err) {
-        if (err instanceof SlotTakenError) continue;
-        throw err;
+  /**
+   * Refuses a read-only path the instance's uid cannot use itself (with why and what to do), and gives
+   * a stage under `root` (bound there by root before bubblewrap runs as that uid) to each whose host
+   * parents it cannot enter: a checkout in root's 0700 home, the manifest's folder under a 0700 temp folder.
+   */
+  #stage(spec: InstanceSpec, readOnly: readonly string[], viewer: Viewer, root: string): Record<string, string> {
+    const staged: Record<string, string> = {};
+    for (const p of readOnly) {
+      const why = unusable(p, viewer, statSync);
+      if (why) {
+        throw new Error(
+          `instance ${spec.name} cannot be shown ${p}: ${why}; let others in (chmod o+x on a folder, o+r on a file) or run tether up as its owner (not root)`,
+        );
       }
-      try {
-        const egress = spec.sandbox?.publicEgress === true && this.#o.caps.forwarding;
-        if (spec.sandbox?.publicEgress && !this.#o.caps.forwarding) {
-          this.#o.log.warn(
-            { instance: spec.name },
-            'public egress asked for, but this machine does not forward IPv4 (net.ipv4.ip_forward=0): egress off',
-          );
-        }
-        await fence.admit(plan, this.#memory?.route, egress);
-        const { nsenter, sh, nft } = this.#o.caps.tools;
-        await createNetwork(ip, plan, {
-          egress,
-          port: SANDBOX_PORT,
-          tools: { nsenter: nsenter as string, sh: sh as string, nft: nft as string },
-        });
-        return plan;
-      } catch (err) {
-        await destroyNetwork(ip, plan.netns);
-        await fence.forget(plan);
-        throw err;
+      if (blockedAbove(p, viewer, statSync) === undefined) continue;
+      const { unshare, mount } = this.#o.caps.tools;
+      if (!unshare || !mount) {
+        throw new Error(
+          `instance ${spec.name} cannot be shown ${p}: its uid cannot enter a parent folder, and unshare/mount (util-linux) are missing to stage it`,
+        );
       }
+      const stage = join(root, 'view', String(Object.keys(staged).length));
+      mkdirSync(join(root, 'view'), { recursive: true, mode: 0o711 });
+      if (statSync(p).isDirectory()) mkdirSync(stage, { mode: 0o711 });
+      else writeFileSync(stage, '', { mode: 0o644 });
+      staged[p] = stage;
     }
-    throw new Error('no free instance network slot');
+    return staged;
   }
 
   /** workingDir, the command's files and what the service asks for, where they exist. */
@@ -249,6 +260,16 @@ function reachable(url: URL, plan: SlotPlan): string {
   const u = new URL(url.href);
   u.hostname = plan.hostIp;
   return u.href.replace(/\/$/, '');
+}
+
+/**
+ * Creates the sandbox folder and writes its record (who owns it, which namespace), for the reaper.
+ * 0711: bubblewrap runs as the instance's uid and must reach its work and token folders by path;
+ * nobody can list the folder, and what is inside belongs to that uid alone.
+ */
+function writeRecord(root: string, record: SandboxRecord): void {
+  mkdirSync(root, { recursive: true, mode: 0o711 });
+  writeFileSync(join(root, 'owner.json'), JSON.stringify(record));
 }
 
 function isAlive(pid: number): boolean {

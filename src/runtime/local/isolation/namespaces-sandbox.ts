@@ -6,7 +6,7 @@
  * out-of-memory kill inside it, and releases what namespaces-isolation.ts set up for it.
  */
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Logger } from '../../../common/log.ts';
 import type { InstanceSpec } from '../../runtime.ts';
@@ -15,12 +15,16 @@ import type { InstanceCgroup } from './cgroups.ts';
 import { bwrapArgs, isInside, type Mask, TOKEN_DIR, WORK_DIR } from './filesystem-view.ts';
 import type { HostCapabilities } from './host-probe.ts';
 import type { LaunchPlan, Sandbox } from './sandbox.ts';
+import { reachableWithin, type Viewer } from './view-access.ts';
 
 /** The port an instance listens on inside its own network namespace. */
 export const SANDBOX_PORT = 8080;
 /** Joins the cgroups given as arguments, then becomes the command: nothing runs before it is inside them. */
 const JOIN_CGROUPS =
   'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+/** Bind-mounts each (source, stage) pair given as arguments (as root, in a mount namespace of its own), then becomes the command. */
+const BIND_STAGES =
+  'm=$1; n=$2; shift 2; while [ "$n" -gt 0 ]; do "$m" --bind "$1" "$2" || exit 125; shift 2; n=$((n-1)); done; exec "$@"';
 const OOM_CHECK_MS = 250;
 
 /** What namespaces-isolation.ts prepared for one instance. */
@@ -28,6 +32,8 @@ export interface SandboxParts {
   spec: InstanceSpec;
   plan: SlotPlan | undefined;
   uid: number | undefined;
+  /** Whose rights bubblewrap resolves paths with (the instance's uid, else this process's). */
+  viewer: Viewer;
   cgroup: InstanceCgroup | undefined;
   view: Parameters<typeof bwrapArgs>[0];
   memory: { from: URL; to: string } | undefined;
@@ -54,7 +60,8 @@ export class NamespacesSandbox implements Sandbox {
 
   launch(argv: readonly string[], env: Record<string, string>): LaunchPlan {
     const p = this.#p;
-    const view = { ...p.view, masks: masksWithin(p.hidden, [...p.view.readOnly, ...p.view.system.map((s) => s.path)]) };
+    const shown = [...p.view.readOnly, ...p.view.system.map((s) => s.path)];
+    const view = { ...p.view, masks: masksWithin(p.hidden, shown, p.viewer) };
     const e: Record<string, string> = { ...env, HOME: WORK_DIR, TMPDIR: '/tmp', TETHER_WORK_DIR: WORK_DIR };
     if (p.spec.tokenFile) e.TETHER_TOKEN_FILE = `${TOKEN_DIR}/${basename(p.spec.tokenFile)}`;
     if (p.memory && e.TETHER_URL && sameOrigin(e.TETHER_URL, p.memory.from)) e.TETHER_URL = p.memory.to;
@@ -64,7 +71,14 @@ export class NamespacesSandbox implements Sandbox {
       p.uid === undefined
         ? inner
         : [setpriv as string, `--reuid=${p.uid}`, `--regid=${p.uid}`, '--clear-groups', '--', ...inner];
-    const withNet = p.plan ? [nsenter as string, `--net=/run/netns/${p.plan.netns}`, '--', ...withUid] : withUid;
+    const stages = Object.entries(p.view.staged ?? {});
+    const { unshare, mount } = p.tools;
+    const stageCmd = [unshare as string, '--mount', '--propagation', 'private', '--', sh as string, '-c', BIND_STAGES];
+    const withStages =
+      stages.length === 0
+        ? withUid
+        : [...stageCmd, 'tether-stage', mount as string, String(stages.length), ...stages.flat(), ...withUid];
+    const withNet = p.plan ? [nsenter as string, `--net=/run/netns/${p.plan.netns}`, '--', ...withStages] : withStages;
     const procs = p.cgroup?.procsFiles ?? [];
     return {
       file: sh as string,
@@ -156,12 +170,16 @@ export class NamespacesSandbox implements Sandbox {
   }
 }
 
-/** The hidden paths that exist and lie inside something the view shows (elsewhere they are unseen anyway). */
-function masksWithin(hidden: readonly string[], shown: readonly string[]): Mask[] {
+/**
+ * The hidden paths that exist and that the instance could reach inside something the view shows
+ * (elsewhere, or behind a folder its uid cannot enter, they are unseen anyway: bubblewrap, running
+ * as that uid, could not even place the mask there).
+ */
+function masksWithin(hidden: readonly string[], shown: readonly string[], viewer: Viewer): Mask[] {
   const out: Mask[] = [];
   for (const h of hidden) {
-    if (!shown.some((s) => isInside(h, s))) continue;
     try {
+      if (!shown.some((s) => isInside(h, s) && reachableWithin(h, s, viewer, statSync))) continue;
       out.push({ path: h, kind: lstatSync(h).isDirectory() ? 'dir' : 'file' });
     } catch {
       // does not exist: nothing to hide

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideIsolation, parseIsolationMode } from '../../../../src/runtime/local/isolation/choose-isolation.ts';
+import { createLogger } from '../../../../src/common/log.ts';
+import {
+  createIsolation,
+  decideIsolation,
+  parseIsolationMode,
+} from '../../../../src/runtime/local/isolation/choose-isolation.ts';
 import type { HostCapabilities } from '../../../../src/runtime/local/isolation/host-probe.ts';
 
 const full: HostCapabilities = {
@@ -62,6 +67,38 @@ describe('parseIsolationMode()', () => {
     assert.throws(
       () => parseIsolationMode('docker'),
       /--isolation must be one of auto, namespaces, none: got 'docker'/,
+    );
+  });
+});
+
+describe('createIsolation()', () => {
+  it('auto on a machine that cannot isolate: plain processes, and one warning that says what is exposed', async () => {
+    const lines: Array<{ level: number; msg: string; reason?: string }> = [];
+    const log = createLogger({ format: 'json', destination: { write: (l: string) => lines.push(JSON.parse(l)) } });
+    const caps = { ...full, root: false, userNamespaces: false, cgroups: undefined };
+    const isolation = await createIsolation({
+      requested: 'auto',
+      why: 'the default of tether up',
+      hidden: [],
+      dir: '/nonexistent',
+      log,
+      caps,
+    });
+    assert.equal(isolation, undefined);
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    const [line] = lines;
+    assert.equal(line?.level, 40, 'a warning');
+    assert.match(line?.msg ?? '', /^isolation: none — instances run as plain processes/);
+    assert.match(line?.msg ?? '', /data folder, admin key, authority files, other instances' tokens/);
+    assert.match(line?.msg ?? '', /every local port/);
+    assert.match(line?.reason ?? '', /no user namespaces/);
+  });
+
+  it('namespaces on such a machine refuses to start, naming what is missing', async () => {
+    const caps = { ...full, tools: { ...full.tools, bwrap: undefined } };
+    await assert.rejects(
+      createIsolation({ requested: 'namespaces', why: 'asked for', hidden: [], dir: '/x', log: createLogger(), caps }),
+      /--isolation namespaces is impossible here: bubblewrap \(bwrap\) is not installed/,
     );
   });
 });

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
+import { detectCgroups } from '../../../../src/runtime/local/isolation/cgroups.ts';
 import type { InstanceExit } from '../../../../src/runtime/runtime.ts';
 import { ask, isolatedRuntime, probeSpec } from './helpers.ts';
 
@@ -59,5 +62,36 @@ describe('resources.limits', () => {
     assert.ok(exit.code === 137 || exit.signal === 'SIGKILL', `killed: ${JSON.stringify(exit)}`);
     assert.equal(exits.has(bystander.name), false);
     assert.equal(typeof (await ask<Count>(other, '/count')).ticks, 'number', 'the other instance still answers');
+  });
+
+  it('puts a cpu limit and a pids limit on the instance; no cpu cgroup without a cpu limit', async (t) => {
+    const layout = detectCgroups();
+    assert.ok(layout?.cpu && layout.pids, 'this machine has cpu and pids controllers');
+    const rt = await isolatedRuntime(t);
+    const limited = probeSpec({
+      sandbox: { readOnlyPaths: [], limits: { cpuMillicores: 250, pids: 64 }, publicEgress: false },
+    });
+    const plain = probeSpec();
+    const a = await rt.start(limited);
+    const b = await rt.start(plain);
+    /** The folder of `controller` the instance's launcher is in, when it is one of the runtime's (else undefined). */
+    const cgroupOf = (pid: number | null, controller: 'cpu' | 'pids') => {
+      const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n');
+      const line =
+        lines.find((l) => l.split(':')[1]?.split(',').includes(controller)) ?? lines.find((l) => l.startsWith('0::'));
+      const place = layout[controller];
+      const dir = place && join(place.dir, basename(line?.split(':')[2] ?? ''));
+      return dir && existsSync(join(dir, 'cgroup.procs')) && line?.includes(`/${basename(place.dir)}/`)
+        ? dir
+        : undefined;
+    };
+    const cpuA = cgroupOf(a.pid, 'cpu');
+    assert.ok(cpuA, 'the limited instance is in a cpu cgroup of the runtime');
+    assert.equal(cgroupOf(b.pid, 'cpu'), undefined, 'the other is in none');
+    const quota = readFileSync(join(cpuA, layout.cpu.kind === 'v1' ? 'cpu.cfs_quota_us' : 'cpu.max'), 'utf8');
+    assert.match(quota, /^25000\b/);
+    const pidsMax = (spec: string | undefined) => readFileSync(join(spec ?? '', 'pids.max'), 'utf8').trim();
+    assert.equal(pidsMax(cgroupOf(a.pid, 'pids')), '64');
+    assert.equal(pidsMax(cgroupOf(b.pid, 'pids')), '1024', 'the default pids limit');
   });
 });

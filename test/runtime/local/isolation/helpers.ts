@@ -31,7 +31,10 @@ export async function isolatedRuntime(
   t: TestContext,
   o: { hidden?: string[]; memoryUrl?: string } = {},
 ): Promise<LocalRuntime> {
-  const dir = await openTempDir(t, 'tether-sbx-');
+  // Not openTempDir: node runs t.after hooks first-in first-out, and the runtime must close (its instances,
+  // networks and spare slot gone) before its folder is removed.
+  const dir = await mkdtemp(join(tmpdir(), 'tether-sbx-'));
+  chmodSync(dir, 0o755);
   const isolation = await createIsolation({
     requested: 'namespaces',
     why: 'test',
@@ -41,7 +44,10 @@ export async function isolatedRuntime(
     log: silentLogger(),
   });
   const rt = new LocalRuntime({ log: silentLogger(), graceMs: 1000, isolation, stateDir: join(dir, 'state') });
-  t.after(() => rt.close());
+  t.after(async () => {
+    await rt.close();
+    await rm(dir, { recursive: true, force: true });
+  });
   return rt;
 }
 
