@@ -86,6 +86,7 @@ export class LangGraphBaseline {
     round: number,
     writes: MemoryDataset,
     clients: number,
+    manyClients: number,
   ): Promise<Figures> {
     const ns = [MAIN_NAMESPACE.tenant, MAIN_NAMESPACE.agent];
     const fact = (i: number) => wl.facts[(i + round * 7919) % wl.facts.length] as SampledFact;
@@ -104,12 +105,15 @@ export class LangGraphBaseline {
       if (found.length === 0) zero++;
     });
     let n = 0;
-    const put = await timed(clients, 40_000, 4_000, async () => {
+    const putOne = async () => {
       const predicate = 'note';
       const subject = writes.randomSubject();
       const value = `${writes.words(5)} lg${round}r${n++}`;
       await this.store.put(ns, itemKey(subject, predicate, value), { subject, predicate, value });
-    });
+    };
+    const put = await timed(clients, 40_000, 4_000, putOne);
+    // As many callers as wrk's connections in the many-connection row (they queue for the pool).
+    const putMany = await timed(manyClients, 80_000, 4_000, putOne);
     const g = summarize(getOne.lat);
     const s = summarize(search.lat);
     return {
@@ -123,6 +127,8 @@ export class LangGraphBaseline {
       remembers: put.perSecond,
       perCommit: 1,
       remembersWrk: Number.NaN,
+      remembersMany: putMany.perSecond,
+      rememberP99Many: summarize(putMany.lat).p99,
       cpuPerRemember: Number.NaN,
       rememberP50: summarize(put.lat).p50,
       rememberP99: summarize(put.lat).p99,

@@ -41,6 +41,13 @@ export interface Figures {
    * shared machine, since other work takes the server's time but not its CPU.
    */
   cpuPerRemember: number;
+  /**
+   * Remembers/s and p99 (ms) with wrk on `MeasureOptions.manyConnections` connections (NaN when not
+   * asked): with PostgreSQL a write's latency is its round trips and the commit's WAL flush, so 8
+   * closed-loop clients measure that latency more than what a replica can take.
+   */
+  remembersMany: number;
+  rememberP99Many: number;
   /** Remember latency under wrk's 8 connections, ms (NaN without wrk). */
   rememberP50: number;
   rememberP99: number;
@@ -139,10 +146,11 @@ async function rememberWithWrk(
   tag: string,
   serverCpuMicros: () => number,
   errors: string[],
+  connections = CLIENTS,
 ) {
   const before = await writeCounters(url);
   const cpu0 = serverCpuMicros();
-  const w = await wrk.run(url, key, tag, CLIENTS, 6);
+  const w = await wrk.run(url, key, tag, connections, 6);
   const cpu1 = serverCpuMicros();
   const after = await writeCounters(url);
   if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
@@ -187,6 +195,8 @@ export interface MeasureOptions {
   size: number;
   serverCpuMicros: () => number;
   phases: ReadonlySet<Phase>;
+  /** Also remember with wrk on this many connections (`Figures.remembersMany`). */
+  manyConnections?: number;
 }
 
 /** One round of recall, search and remember measurements against one server. */
@@ -293,6 +303,10 @@ export async function measureServer(o: MeasureOptions): Promise<Figures> {
     wrk && PHASES.has('remember')
       ? await rememberWithWrk(wrk, url, key, `w${size}s${round}r`, serverCpuMicros, errors)
       : null;
+  const many =
+    wrk && PHASES.has('remember') && o.manyConnections
+      ? await rememberWithWrk(wrk, url, key, `m${size}s${round}r`, serverCpuMicros, errors, o.manyConnections)
+      : null;
 
   const r = summarize(recall.latenciesMs);
   const s = summarize(search.latenciesMs);
@@ -307,6 +321,8 @@ export async function measureServer(o: MeasureOptions): Promise<Figures> {
     remembers: remember.perSecond,
     perCommit: withWrk?.perCommit ?? perCommitBetween(writesBefore, writesAfter),
     remembersWrk: withWrk?.perSecond ?? Number.NaN,
+    remembersMany: many?.perSecond ?? Number.NaN,
+    rememberP99Many: many?.p99Ms ?? Number.NaN,
     cpuPerRemember: withWrk?.cpuPerRemember ?? Number.NaN,
     rememberP50: withWrk?.p50Ms ?? Number.NaN,
     rememberP99: withWrk?.p99Ms ?? Number.NaN,

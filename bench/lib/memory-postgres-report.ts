@@ -7,7 +7,7 @@
  */
 import type { Figures } from './memory-measure.ts';
 import { CLIENTS } from './memory-measure.ts';
-import type { PostgresSizeResult, TwoReplicaFigures } from './memory-postgres.ts';
+import { MANY, type PostgresSizeResult, type TwoReplicaFigures } from './memory-postgres.ts';
 import type { SizeResult } from './memory-sqlite.ts';
 import { fmt, median, table } from './stats.ts';
 
@@ -49,8 +49,12 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
     ];
   };
   const rememberTarget: [string, (v: number) => boolean] = [`>= ${fmt(T.remembers)}`, (v) => v >= T.remembers];
-  const oneRemembers = med(r.one, withWrk ? 'remembersWrk' : 'remembers');
-  const twoRemembers = med2(withWrk ? 'remembersWrk' : 'remembers');
+  // The capacity figures held against the targets: wrk with MANY connections (8 closed-loop clients
+  // measure a write's latency, ~10 ms of round trips and WAL flush, more than what a replica takes).
+  const withMany = r.one.some((x) => Number.isFinite(x.remembersMany));
+  const headline = withMany ? 'remembersMany' : withWrk ? 'remembersWrk' : 'remembers';
+  const oneRemembers = med(r.one, headline);
+  const twoRemembers = med2(headline);
   const memRow = (name: string, sq: number, pgv: number, bound: boolean): string[] => [
     name,
     fmt(sq),
@@ -88,19 +92,28 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
       target: [`<= ${T.searchP99}`, (v) => v <= T.searchP99],
     }),
     row('search results/query', 'searchHits', { lg: 'searchHits' }),
-    row(`remembers/s (${CLIENTS} connections per replica, wrk)`, 'remembersWrk', {
+    row(`remembers/s (${MANY} connections in all, wrk)`, 'remembersMany', {
+      two: 'remembersMany',
+      lg: 'remembersMany',
+      target: headline === 'remembersMany' ? rememberTarget : undefined,
+    }),
+    row(`remember p99 ms (${MANY} connections, wrk)`, 'rememberP99Many', {
+      two: 'rememberP99Many',
+      lg: 'rememberP99Many',
+    }),
+    row(`remembers/s (${CLIENTS} connections in all, wrk)`, 'remembersWrk', {
       two: 'remembersWrk',
       lg: 'remembers',
-      target: withWrk ? rememberTarget : undefined,
+      target: headline === 'remembersWrk' ? rememberTarget : undefined,
     }),
     row(`remembers/s (${CLIENTS} clients in all, node:http driver)`, 'remembers', {
       two: 'remembers',
       lg: 'remembers',
-      target: withWrk ? undefined : rememberTarget,
+      target: headline === 'remembers' ? rememberTarget : undefined,
     }),
     row('remembers per commit (group commit)', 'perCommit', { two: 'perCommit' }),
     row('server CPU us per remember (wrk)', 'cpuPerRemember'),
-    row('remember p99 ms (wrk)', 'rememberP99', { two: 'rememberP99', lg: 'rememberP99' }),
+    row(`remember p99 ms (${CLIENTS} connections, wrk)`, 'rememberP99', { two: 'rememberP99', lg: 'rememberP99' }),
     [
       'remembers/s, two replicas vs one',
       '',
@@ -129,8 +142,9 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
     (sqlite ? `, SQLite in ${fmt(sqlite.loadSecs)} s at ${fmt(sqlite.loadRate)}/s` : '') +
     `; LangGraph bulk-loaded in ${fmt(r.langgraphLoadSecs)} s) ==`;
   const notes = [
-    `pg 2 replicas: the same 8 node:http clients split 4 + 4 over two replicas; wrk: ${CLIENTS} connections on each replica at once.`,
-    `LangGraph PG: PostgresStore.get / search({ query }) / put from ${CLIENTS} concurrent callers in the bench process, one pool;`,
+    `pg 2 replicas: the same clients in all, half on each replica (node:http 4 + 4, wrk ${CLIENTS / 2} + ${CLIENTS / 2} and ${MANY / 2} + ${MANY / 2}).`,
+    `remembers/s held against the target: wrk with ${MANY} connections (with ${CLIENTS}, a replica waits on each write's round trips and WAL flush).`,
+    `LangGraph PG: PostgresStore.get / search({ query }) / put from ${CLIENTS} (and ${MANY}) concurrent callers in the bench process, one pool;`,
     `              its text search runs to_tsvector on every item of the namespace (no index), so it gets a few queries in 8 s.`,
     `tether pg/LangGraph: Tether's one-replica figure over LangGraph's (latencies: lower is better; rates: higher is better).`,
     ...(r.stress ? [`memory phase (pg replica A): ${r.stress}`] : []),

@@ -2,8 +2,8 @@
  * @module
  * One size of `bench:memory -- --store postgres`: `--store postgres` replicas in child processes on one
  * database. Replica A is loaded over HTTP (the memory phase: RSS under the load) and measured alone
- * with `measureServer`; then replica B starts and both share the rate measurements (8 clients split
- * over them, and wrk with 8 connections on each at once); then LangGraph's PostgresStore is loaded
+ * with `measureServer`; then replica B starts and both share the rate measurements (the same clients
+ * in all, half on each: 8 node:http clients, wrk with 8 and with 64 connections); then LangGraph's PostgresStore is loaded
  * with the same events and measured on the same database (`langgraph-baseline.ts`).
  */
 import pg from 'pg';
@@ -29,8 +29,11 @@ import { fmt } from './stats.ts';
 export interface TwoReplicaFigures {
   /** Exact recalls/s, 8 clients, 4 on each replica. */
   recallRate: number;
-  /** Remembers/s with wrk, 8 connections on each replica at once (NaN without wrk). */
+  /** Remembers/s with wrk, 8 connections in all (4 on each replica) (NaN without wrk). */
   remembersWrk: number;
+  /** Remembers/s and p99 ms with wrk, `MANY` connections in all, half on each replica. */
+  remembersMany: number;
+  rememberP99Many: number;
   /** Remembers/s with the node:http driver, 8 clients, 4 on each. */
   remembers: number;
   /** Mean remembers per transaction over both, under the headline driver. */
@@ -61,6 +64,12 @@ export interface PostgresTarget {
 }
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
+
+/**
+ * Connections of the many-connection remember rows (wrk): enough closed-loop clients to keep a
+ * replica's writer busy when each write waits ~10 ms on round trips and the WAL flush.
+ */
+export const MANY = 64;
 
 /** Replicas a size runs, so a signal handler can stop them. */
 export const replicas = new Set<ChildServer>();
@@ -155,13 +164,18 @@ async function measureTwo(
   );
   const wrk = s.wrk;
   const wrkRuns = wrk
-    ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `t${size}s${round}r${n}x`, CLIENTS, 6)))
+    ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `t${size}s${round}r${n}x`, half, 6)))
+    : null;
+  const manyRuns = wrk
+    ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `u${size}s${round}r${n}x`, MANY / 2, 6)))
     : null;
   const after = await Promise.all(servers.map((srv) => writeCounters(srv.url)));
   for (const r of [...recalls, ...remembers]) {
     if (r.errors > 0) errors.push(`two replicas: ${r.errors}/${r.requests} failed, e.g. ${r.errorSamples[0] ?? ''}`);
   }
-  for (const w of wrkRuns ?? []) if (w.failed > 0) errors.push(`two replicas (wrk): ${w.failed} not stored`);
+  for (const w of [...(wrkRuns ?? []), ...(manyRuns ?? [])]) {
+    if (w.failed > 0) errors.push(`two replicas (wrk): ${w.failed} not stored`);
+  }
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   const jobs = sum(after.map((a, i) => a.jobs - (before[i] as typeof a).jobs));
   const batches = sum(after.map((a, i) => a.batches - (before[i] as typeof a).batches));
@@ -171,6 +185,8 @@ async function measureTwo(
     remembersWrk: wrkRuns ? sum(wrkRuns.map((w) => w.perSecond)) : Number.NaN,
     perCommit: perCommitBetween({ jobs: 0, batches: 0 }, { jobs, batches }),
     rememberP99: wrkRuns ? Math.max(...wrkRuns.map((w) => w.p99Ms)) : Number.NaN,
+    remembersMany: manyRuns ? sum(manyRuns.map((w) => w.perSecond)) : Number.NaN,
+    rememberP99Many: manyRuns ? Math.max(...manyRuns.map((w) => w.p99Ms)) : Number.NaN,
   };
 }
 
@@ -225,6 +241,7 @@ export async function runPostgresSize(
         size,
         serverCpuMicros: () => a.cpuMicros(),
         phases: s.phases,
+        manyConnections: MANY,
       }),
     );
   }
@@ -247,7 +264,7 @@ export async function runPostgresSize(
   const lgWrites = s.writes(size, subjects);
   for (let round = 0; round < s.rounds; round++) {
     log(`  LangGraph PostgresStore round ${round + 1}/${s.rounds}`);
-    result.langgraph.push(await langgraph.measure(wl, round, lgWrites, CLIENTS));
+    result.langgraph.push(await langgraph.measure(wl, round, lgWrites, CLIENTS, MANY));
   }
   return result;
 }

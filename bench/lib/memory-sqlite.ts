@@ -231,6 +231,8 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
     remembers: insert.perSecond,
     perCommit: 1,
     remembersWrk: Number.NaN,
+    remembersMany: Number.NaN,
+    rememberP99Many: Number.NaN,
     cpuPerRemember: Number.NaN,
     rememberP50: Number.NaN,
     rememberP99: Number.NaN,
