@@ -24,14 +24,15 @@ const ANN = 'serving.knative.dev';
 
 /**
  * The example manifest, moved to `dir`: paths made absolute (they were relative to examples/platform) and
- * a 2 s idle timeout instead of 2 minutes. The workingDir stays examples/platform, which does not hold the
- * data folder (an isolated instance whose workingDir directly holds the masked data folder does not start).
+ * a 3 s idle timeout instead of 2 minutes (short, yet room for a slow machine between two requests). The
+ * workingDir stays examples/platform, which does not hold the data folder (an isolated instance whose
+ * workingDir directly holds the masked data folder does not start).
  */
 function exampleManifest(dir: string): string {
   const svc = parse(readFileSync(EXAMPLE, 'utf8'));
   const ann = svc.spec.template.metadata.annotations as Record<string, string>;
   assert.equal(ann[`${ANN}/session-timeout`], '2m', 'the example this test shortens');
-  ann[`${ANN}/session-timeout`] = '2s';
+  ann[`${ANN}/session-timeout`] = '3s';
   ann['tether.dev/read-only-paths'] = ROOT;
   svc.spec.template.spec.containers[0].workingDir = join(ROOT, 'examples/platform');
   const file = join(dir, 'memory-agent.yaml');
@@ -141,7 +142,7 @@ describe('tether up (process): the memory agent saves working state and resumes 
     assert.equal(t2.epoch, t1.epoch, 'one lease for the life of the instance');
     assert.deepEqual(t2.working_state, { version: 2, step: 2, progress: '2 turns', focus: 'book the flights' });
 
-    // Idle for 2 s with the delete policy: the instance goes, and gives its lease back as it goes.
+    // Idle for 3 s with the delete policy: the instance goes, and gives its lease back as it goes.
     await waitFor(
       'the idle instance to be deleted',
       async () => !(await instances()).some((i) => i.name === t1.instance),
