@@ -67,8 +67,9 @@ export function startInformer(o: InformerOptions): Informer {
   });
   lw.on('error', (err: unknown) => {
     healthy = false;
-    o.onError?.(err);
+    // stop() aborts the open watch, which ListWatch reports as an error: not one to tell anyone about.
     if (stopped) return;
+    o.onError?.(err);
     // ListWatch stops after an error; start it again (it lists again when its resourceVersion is gone).
     timer = setTimeout(() => void lw.start().catch(() => {}), delay);
     timer.unref();

@@ -121,7 +121,8 @@ describe('LocalRuntime', () => {
     const rt = new LocalRuntime({ log: silentLogger(), graceMs: 200 });
     t.after(() => rt.close());
     const s = spec({
-      argv: ['node', '-e', 'console.log(process.pid); setInterval(() => {}, 1000)'],
+      // A shell prints its pid at once (a node start may take longer than the timeout on a loaded machine).
+      argv: ['sh', '-c', 'echo $$; exec sleep 60'],
       startTimeoutMs: 300,
     });
     await assert.rejects(rt.start(s), /not ready within 300 ms/);
@@ -293,6 +294,27 @@ describe('LocalRuntime: instances outlive the gateway (detach, list, adopt)', ()
     );
     assert.ok(!readdirSync(dir).includes('svc-zzzzz.json'));
     assert.ok(await second.adopt({ ...sa, service: 'svc' }));
+  });
+
+  it('never lists nor adopts a leftover isolated instance: list() kills it and drops its record', async (t) => {
+    const dir = await stateDir(t);
+    const first = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    const a = spec();
+    const sa = await first.start(a);
+    await first.detach();
+    // As a sandboxed instance's record after its gateway was SIGKILLed (bwrap normally took it along already).
+    const path = join(dir, `${a.name}.json`);
+    writeFileSync(
+      path,
+      JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), owner: DEAD_OWNER, isolated: true }),
+    );
+    const second = new LocalRuntime({ log: silentLogger(), graceMs: 500, stateDir: dir });
+    t.after(() => second.close());
+    assert.equal(await second.adopt({ ...sa, service: 'svc' }), undefined, 'not adoptable');
+    assert.ok(!isGone(sa.pid as number), 'a refused adoption touches nothing');
+    assert.deepEqual(await second.list(), []);
+    await waitFor('the leftover is killed', () => isGone(sa.pid as number));
+    assert.ok(!readdirSync(dir).includes(`${a.name}.json`), 'its record is dropped');
   });
 
   it('keeps reading the output of an adopted instance', async (t) => {
