@@ -1,12 +1,14 @@
 /**
  * @module
- * Starts `memory-server-child.ts` as a child process and reads its memory and CPU time from /proc.
+ * Starts `memory-server-child.ts` as a child process (SQLite, or a PostgreSQL replica) and reads its
+ * memory and CPU time from /proc.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../../src/server/node-flags.ts';
 
 const CHILD = fileURLToPath(new URL('./memory-server-child.ts', import.meta.url));
 
@@ -23,13 +25,28 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
+/** A PostgreSQL replica instead of SQLite: its database, pool and the admin key all replicas share. */
+export interface ChildPostgres {
+  url: string;
+  poolSize: number;
+  adminKey: string;
+}
+
 /**
- * Starts a memory server on `dataDir` in a child process.
+ * Starts a memory server on `dataDir` in a child process (SQLite there, or a replica on `postgres`).
  * @param nodeArgs extra node flags for the child (e.g. `--cpu-prof`)
  */
-export async function startChildServer(dataDir: string, nodeArgs: string[] = []): Promise<ChildServer> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', CHILD, dataDir], {
+export async function startChildServer(
+  dataDir: string,
+  nodeArgs: string[] = [],
+  postgres?: ChildPostgres,
+): Promise<ChildServer> {
+  const args = postgres ? [dataDir, postgres.url, String(postgres.poolSize)] : [dataDir];
+  // The flags bin/tether runs the servers with: the memory measured is a deployment's.
+  const flags = [...SERVER_NODE_FLAGS, ...nodeArgs];
+  const child: ChildProcess = spawn(process.execPath, [...flags, '--import', 'tsx', CHILD, ...args], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: postgres ? { ...process.env, TETHER_ADMIN_KEY: postgres.adminKey } : process.env,
   });
   const exited = once(child, 'exit');
   const lines = createInterface({ input: child.stdout! });
@@ -40,8 +57,8 @@ export async function startChildServer(dataDir: string, nodeArgs: string[] = [])
     }),
   ]);
   lines.close();
-  const info = JSON.parse(first) as { url: string; pid: number; adminKeyFile: string };
-  const adminKey = readFileSync(info.adminKeyFile, 'utf8').trim();
+  const info = JSON.parse(first) as { url: string; pid: number; adminKeyFile: string | null };
+  const adminKey = postgres?.adminKey ?? readFileSync(info.adminKeyFile as string, 'utf8').trim();
   let stopped: Promise<void> | undefined;
   return {
     url: info.url,

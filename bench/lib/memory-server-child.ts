@@ -1,24 +1,30 @@
 /**
  * @module
  * Runs one memory server in its own process, so a bench can read that process's RSS alone.
- * Usage: `node --import tsx bench/lib/memory-server-child.ts <dataDir>`. Listens on 127.0.0.1 with a
- * free port, prints one JSON line `{"url", "pid", "adminKeyFile"}` on stdout, and closes cleanly
- * (in-flight requests finish, the store is checkpointed) on SIGTERM or SIGINT, or when stdin closes.
+ * Usage: `node --import tsx bench/lib/memory-server-child.ts <dataDir> [postgresUrl [poolSize]]`: SQLite
+ * in `dataDir`, or with a URL a `--store postgres` replica (admin key from `TETHER_ADMIN_KEY`, as every
+ * replica of one database shares it). Listens on 127.0.0.1 with a free port, prints one JSON line
+ * `{"url", "pid", "adminKeyFile"}` on stdout, and closes cleanly (in-flight requests finish, the store
+ * is closed) on SIGTERM or SIGINT, or when stdin closes.
  */
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { startMemoryServer } from '../../src/server/standalone.ts';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 
-const dataDir = process.argv[2];
+const [dataDir, postgresUrl, poolSize] = process.argv.slice(2);
 if (!dataDir) {
-  process.stderr.write('usage: memory-server-child.ts <dataDir>\n');
+  process.stderr.write('usage: memory-server-child.ts <dataDir> [postgresUrl [poolSize]]\n');
   process.exit(2);
 }
 
+const store = postgresUrl ? await openPostgresStore({ url: postgresUrl, poolSize: Number(poolSize ?? 10) }) : undefined;
 const running = await startMemoryServer({
   host: '127.0.0.1',
   port: 0,
   dataDir,
+  store,
+  adminKey: process.env.TETHER_ADMIN_KEY,
   defaultRegistry: starterRegistry('personal'),
   log: silentLogger(),
   // The bench is many clients on one key at thousands of requests a second: no per-key limit.

@@ -5,7 +5,9 @@
  * costs one store operation for all of them (`Store.writeFacts`: the batch's facts locked, their
  * heads read and the events appended under one transaction, so replicas sharing a store never write
  * from a stale read). Jobs apply in arrival order; each fact's beliefs (the "now" projection) are
- * updated in the same transaction as its events. Imports and rebuilds run alone in this replica.
+ * updated in the same transaction as its events. Up to `Store.writeConcurrency` batches are written
+ * at once (SQLite: one; PostgreSQL: several, each fact's lock ordering those of one fact, as it does
+ * for two replicas). Imports and rebuilds run alone in this replica, after the batches in flight.
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
@@ -92,12 +94,16 @@ export class MemoryWriter {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #queue: Job[] = [];
-  #busy = false;
+  readonly #concurrency: number;
+  /** Batches being written. */
+  #inFlight = 0;
+  #exclusive = false;
   #scheduled = false;
 
   constructor(store: Store, clock: Clock) {
     this.#store = store;
     this.#clock = clock;
+    this.#concurrency = Math.max(1, Math.floor(store.writeConcurrency ?? 1));
   }
 
   /** Writes assertions (in order); resolves with one outcome per item. */
@@ -159,7 +165,10 @@ export class MemoryWriter {
   }
 
   #schedule(): void {
-    if (this.#busy || this.#scheduled || this.#queue.length === 0) return;
+    if (this.#exclusive || this.#scheduled || this.#queue.length === 0) return;
+    if (this.#inFlight >= this.#concurrency) return;
+    // An exclusive job waits for the batches in flight; the last one to finish schedules it.
+    if (this.#queue[0]?.kind === 'exclusive' && this.#inFlight > 0) return;
     this.#scheduled = true;
     // setImmediate: requests parsed in this turn of the event loop all join the batch. Then the batch
     // waits one more turn, and another while a turn brings new jobs (up to MAX_EXTRA_TURNS): that
@@ -182,19 +191,30 @@ export class MemoryWriter {
   }
 
   async #flush(): Promise<void> {
-    this.#busy = true;
-    try {
-      const first = this.#queue[0];
-      if (first?.kind === 'exclusive') {
-        this.#queue.shift();
+    const first = this.#queue[0];
+    if (!first) return;
+    if (first.kind === 'exclusive') {
+      if (this.#inFlight > 0) return;
+      this.#queue.shift();
+      this.#exclusive = true;
+      try {
         await first.run().then(first.done, first.fail);
-        return;
+      } finally {
+        this.#exclusive = false;
+        this.#schedule();
       }
-      let n = 0;
-      while (n < this.#queue.length && n < MAX_BATCH && this.#queue[n]?.kind !== 'exclusive') n++;
-      await this.#writeBatch(this.#queue.splice(0, n) as Exclude<Job, { kind: 'exclusive' }>[]);
+      return;
+    }
+    let n = 0;
+    while (n < this.#queue.length && n < MAX_BATCH && this.#queue[n]?.kind !== 'exclusive') n++;
+    const batch = this.#queue.splice(0, n) as Exclude<Job, { kind: 'exclusive' }>[];
+    this.#inFlight++;
+    // Jobs queued from now on may start the next batch while this one is written (up to the concurrency).
+    this.#schedule();
+    try {
+      await this.#writeBatch(batch);
     } finally {
-      this.#busy = false;
+      this.#inFlight--;
       this.#schedule();
     }
   }

@@ -224,6 +224,12 @@ export interface Store {
   /** Driver name, e.g. `sqlite`. */
   readonly kind: string;
   /**
+   * How many `writeFacts` of one replica's writer may run at once (default 1). A driver whose writes
+   * lock their own facts (PostgreSQL) allows several: a write there spends most of its time waiting
+   * on round trips and the commit's WAL flush, so batches in flight overlap those waits.
+   */
+  readonly writeConcurrency?: number;
+  /**
    * Appends events and applies belief changes in one transaction: all or none.
    * @param changes the new current beliefs of each fact the events touch (the "now" projection)
    */

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { SERVER_NODE_FLAGS } from '../../src/server/node-flags.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SCRIPT = join(ROOT, 'deploy/kind/run-kind.sh');
@@ -31,6 +32,7 @@ describe('Dockerfile', () => {
     assert.ok(user && !/^USER (root|0)\b/.test(user), `USER: ${user}`);
     assert.deepEqual(JSON.parse(last.find((l) => /^ENTRYPOINT /.test(l))!.slice('ENTRYPOINT '.length)), [
       'node',
+      ...SERVER_NODE_FLAGS,
       '/app/bin/tether',
     ]);
     // tsx runs the TypeScript sources at run time, so it must be a production dependency.

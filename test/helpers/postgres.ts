@@ -83,8 +83,17 @@ function stopAllOnExit(): void {
   }
 }
 
+/** Options of `startPostgres`. */
+export interface StartPostgresOptions {
+  /**
+   * Server settings (`-c name=value`) over the test defaults: `fsync=off`, `shared_buffers=32MB`,
+   * `max_connections=200`. A benchmark passes `fsync: 'on'` to measure durable commits.
+   */
+  settings?: Record<string, string>;
+}
+
 /** Starts a fresh PostgreSQL. */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   const dir = mkdtempSync(join(tmpdir(), 'tether-pg-'));
   const data = join(dir, 'data');
@@ -123,23 +132,16 @@ export async function startPostgres(): Promise<TestPostgres> {
     `postgres://${user}:${password}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
 
   const start = async () => {
-    const args = [
-      '-D',
-      data,
-      '-p',
-      String(port),
-      '-k',
-      dir,
-      '-c',
-      'listen_addresses=127.0.0.1',
+    const settings: Record<string, string> = {
+      listen_addresses: '127.0.0.1',
       // Tests need durability of a clean shutdown only; a test PostgreSQL is never killed.
-      '-c',
-      'fsync=off',
-      '-c',
-      'shared_buffers=32MB',
-      '-c',
-      'max_connections=200',
-    ];
+      fsync: 'off',
+      shared_buffers: '32MB',
+      max_connections: '200',
+      ...options.settings,
+    };
+    const args = ['-D', data, '-p', String(port), '-k', dir];
+    for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
     const proc = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
     stopAllOnExit();
     running.add(proc);

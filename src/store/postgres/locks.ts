@@ -50,15 +50,15 @@ export async function lockFacts(client: pg.PoolClient, facts: readonly FactRef[]
   }
   spaces.sort((a, b) => byKey(a.key, b.key));
   factKeys.sort(byKey);
-  // unnest yields the array in order, and the aggregate calls the lock function row by row.
+  const keys = [...spaces.map((x) => x.key), ...factKeys];
+  const exclusive = [...spaces.map((x) => x.exclusive), ...factKeys.map(() => true)];
+  // One statement, one round trip: unnest yields the arrays in order (WITH ORDINALITY, ORDER BY), and
+  // the aggregate calls the lock function row by row, so the namespaces are locked before the facts.
   await client.query(
     `SELECT count(CASE WHEN x THEN pg_advisory_xact_lock(k) ELSE pg_advisory_xact_lock_shared(k) END)
-     FROM unnest($1::bigint[], $2::bool[]) AS u(k, x)`,
-    [spaces.map((s) => s.key), spaces.map((s) => s.exclusive)],
+     FROM (SELECT k, x FROM unnest($1::bigint[], $2::bool[]) WITH ORDINALITY AS u(k, x, i) ORDER BY i) AS o`,
+    [keys, exclusive],
   );
-  if (factKeys.length > 0) {
-    await client.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [factKeys]);
-  }
 }
 
 /** Takes a namespace exclusively inside the open transaction of `client` (purge). */

@@ -1,8 +1,8 @@
 /**
  * @module
  * SQL of the PostgreSQL store that reads and writes facts, as functions over a client (a pool, or
- * the client of an open transaction): events appended with their index words in one statement,
- * belief changes in three, the heads of a whole batch in two. Arrays go in through `unnest`, so a
+ * the client of an open transaction): events appended with their index words and belief changes in
+ * two statements, the heads of a whole batch in one. Arrays go in through `unnest`, so a
  * statement's cost in round trips does not grow with the batch.
  */
 import type pg from 'pg';
@@ -55,6 +55,21 @@ const TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
   actor_key_id: 'text',
 };
 
+/** `INSERT INTO events … SELECT … FROM unnest(…)` of `events` with params from `$first`, and its params. */
+function eventsInsert(events: StoredEvent[], first: number): { sql: string; params: unknown[] } {
+  const rows = events.map(eventToRow);
+  const params: unknown[] = EVENT_COLUMNS.map((c) => rows.map((r) => r[c]));
+  // Words hold letters and digits only, so a space-joined string carries the array through unnest.
+  params.push(events.map((e) => [...new Set(indexWords(e))].join(' ')));
+  const n = EVENT_COLUMNS.length;
+  const unnest = [...EVENT_COLUMNS.map((c, i) => `$${first + i}::${TYPES[c]}[]`), `$${first + n}::text[]`].join(', ');
+  const sql = `INSERT INTO events (${EVENT_COLUMNS.join(', ')}, words)
+     SELECT ${EVENT_COLUMNS.map((c) => `u.${c}`).join(', ')}, string_to_array(u.words, ' ')
+     FROM unnest(${unnest}) WITH ORDINALITY AS u(${EVENT_COLUMNS.join(', ')}, words, ord)
+     ORDER BY u.ord`;
+  return { sql, params };
+}
+
 /**
  * Inserts events in order (their `seq` follows the array), with their index words.
  * @param skipExisting an id already stored is skipped instead of failing
@@ -62,20 +77,8 @@ const TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
  */
 export async function insertEvents(db: Queryable, events: StoredEvent[], skipExisting = false): Promise<number> {
   if (events.length === 0) return 0;
-  const rows = events.map(eventToRow);
-  const params = EVENT_COLUMNS.map((c) => rows.map((r) => r[c]));
-  // Words hold letters and digits only, so a space-joined string carries the array through unnest.
-  params.push(events.map((e) => [...new Set(indexWords(e))].join(' ')));
-  const n = EVENT_COLUMNS.length;
-  const unnest = [...EVENT_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`), `$${n + 1}::text[]`].join(', ');
-  const res = await db.query(
-    `INSERT INTO events (${EVENT_COLUMNS.join(', ')}, words)
-     SELECT ${EVENT_COLUMNS.map((c) => `u.${c}`).join(', ')}, string_to_array(u.words, ' ')
-     FROM unnest(${unnest}) WITH ORDINALITY AS u(${EVENT_COLUMNS.join(', ')}, words, ord)
-     ORDER BY u.ord
-     ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}`,
-    params,
-  );
+  const { sql, params } = eventsInsert(events, 1);
+  const res = await db.query(`${sql} ${skipExisting ? 'ON CONFLICT (id) DO NOTHING' : ''}`, params);
   return res.rowCount ?? 0;
 }
 
@@ -107,63 +110,80 @@ function netChanges(changes: BeliefChange[]) {
 }
 
 /**
- * Applies belief changes (see `BeliefChange`) in order, as three statements whatever their number:
- * facts replaced whole, then removals, then additions (of each fact's net change).
+ * Appends events and applies belief changes (see `BeliefChange`) in order, in at most two statements
+ * whatever their number (a write's transaction pays a round trip per statement): the beliefs of facts
+ * replaced whole and those removed are deleted in one, then the events are inserted and the added
+ * beliefs with them in another. An added belief takes `observed_at` and `value_key` from its event
+ * (inserted by the same statement, or stored before): a belief can only point at a stored event.
  */
-export async function applyBeliefChanges(db: Queryable, changes: BeliefChange[]): Promise<void> {
+export async function writeEventsAndBeliefs(
+  db: Queryable,
+  events: StoredEvent[],
+  changes: BeliefChange[],
+): Promise<void> {
   const net = netChanges(changes);
-  const whole = net.filter((f) => f.whole).map((f) => f.fact);
-  if (whole.length > 0) {
-    await db.query(
-      `DELETE FROM beliefs b USING unnest($1::text[], $2::text[], $3::text[]) AS f(ns, s, p)
-       WHERE b.namespace = f.ns AND b.subject = f.s AND b.predicate = f.p`,
-      [0, 1, 2].map((i) => whole.map((r) => r[i])),
-    );
-  }
-  const removed = net.flatMap((f) => [...f.removed].map((id) => [...f.fact, id]));
-  if (removed.length > 0) {
+  // A fact replaced whole deletes all its beliefs (id NULL), a removal one of them.
+  const deleted = [
+    ...net.filter((f) => f.whole).map((f) => [...f.fact, null]),
+    ...net.flatMap((f) => [...f.removed].map((id) => [...f.fact, id])),
+  ];
+  if (deleted.length > 0) {
     await db.query(
       `DELETE FROM beliefs b USING unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS f(ns, s, p, id)
-       WHERE b.namespace = f.ns AND b.subject = f.s AND b.predicate = f.p AND b.event_id = f.id`,
-      [0, 1, 2, 3].map((i) => removed.map((r) => r[i])),
+       WHERE b.namespace = f.ns AND b.subject = f.s AND b.predicate = f.p AND (f.id IS NULL OR b.event_id = f.id)`,
+      [0, 1, 2, 3].map((i) => deleted.map((r) => r[i])),
     );
   }
   const added = net.flatMap((f) => [...f.added].map(([id, replaced]) => [...f.fact, id, replaced]));
-  if (added.length > 0) {
-    // value_key and observed_at come from the event row: a belief can only point at a stored event.
-    await db.query(
-      `INSERT INTO beliefs (namespace, subject, predicate, observed_at, event_id, value_key, replaced)
-       SELECT f.ns, f.s, f.p, e.observed_at, e.id, e.value_key, f.r
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS f(ns, s, p, id, r)
-       JOIN events e ON e.id = f.id
-       ON CONFLICT (namespace, subject, predicate, observed_at, event_id) DO UPDATE SET replaced = EXCLUDED.replaced`,
-      [0, 1, 2, 3, 4].map((i) => added.map((r) => r[i])),
-    );
+  if (added.length === 0) {
+    await insertEvents(db, events);
+    return;
   }
+  const ins = events.length > 0 ? eventsInsert(events, 1) : null;
+  const first = (ins?.params.length ?? 0) + 1;
+  const f = (i: number, type = 'text[]') => `$${first + i}::${type}`;
+  await db.query(
+    `${ins ? `WITH ins AS (${ins.sql} RETURNING id, observed_at, value_key)` : ''}
+     INSERT INTO beliefs (namespace, subject, predicate, observed_at, event_id, value_key, replaced)
+     SELECT f.ns, f.s, f.p, ${ins ? 'coalesce(i.observed_at, e.observed_at)' : 'e.observed_at'}, f.id,
+            ${ins ? 'CASE WHEN i.id IS NOT NULL THEN i.value_key ELSE e.value_key END' : 'e.value_key'}, f.r
+     FROM unnest(${[0, 1, 2, 3, 4].map((i) => f(i)).join(', ')}) AS f(ns, s, p, id, r)
+     ${ins ? 'LEFT JOIN ins i ON i.id = f.id' : ''}
+     LEFT JOIN events e ON e.id = f.id
+     WHERE ${ins ? 'i.id IS NOT NULL OR ' : ''}e.id IS NOT NULL
+     ON CONFLICT (namespace, subject, predicate, observed_at, event_id) DO UPDATE SET replaced = EXCLUDED.replaced`,
+    [...(ins?.params ?? []), ...[0, 1, 2, 3, 4].map((i) => added.map((r) => r[i]))],
+  );
 }
 
-/** The heads of several facts, in request order, in two statements. */
+/**
+ * The heads of several facts, in request order, in one statement (a write's transaction pays a round
+ * trip per statement): each request's beliefs, or one row of NULLs when it has none, each row with the
+ * fact's newest `observed_at` (an index lookup on `events_fact`).
+ */
 export async function readFactHeads(db: Queryable, requests: FactHeadRequest[]): Promise<FactHead[]> {
   if (requests.length === 0) return [];
-  const cols = [requests.map((r) => r.namespace), requests.map((r) => r.subject), requests.map((r) => r.predicate)];
-  const beliefs = await db.query<BeliefRow & { i: number }>(
-    `SELECT r.i, ${E}, b.replaced AS belief_replaced
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ns, s, p, vk, i)
-     JOIN beliefs b ON b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p
-       AND (r.vk IS NULL OR b.value_key = r.vk)
-     JOIN events e ON e.id = b.event_id
-     ORDER BY r.i, b.observed_at, b.event_id`,
-    [...cols, requests.map((r) => r.valueKey ?? null)],
-  );
-  const last = await db.query<{ i: number; last: number | null }>(
+  const res = await db.query<BeliefRow & { i: number; last: number | null }>(
     `SELECT r.i, (SELECT max(observed_at) FROM events
-                  WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last
-     FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(ns, s, p, i)`,
-    cols,
+                  WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last,
+            ${E}, b.replaced AS belief_replaced
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ns, s, p, vk, i)
+     LEFT JOIN (beliefs b JOIN events e ON e.id = b.event_id)
+       ON b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p AND (r.vk IS NULL OR b.value_key = r.vk)
+     ORDER BY r.i, b.observed_at, b.event_id`,
+    [
+      requests.map((r) => r.namespace),
+      requests.map((r) => r.subject),
+      requests.map((r) => r.predicate),
+      requests.map((r) => r.valueKey ?? null),
+    ],
   );
   const heads: FactHead[] = requests.map(() => ({ beliefs: [], lastObservedAt: null }));
-  for (const row of beliefs.rows) heads[row.i - 1]?.beliefs.push(rowToBelief(row));
-  for (const row of last.rows) (heads[row.i - 1] as FactHead).lastObservedAt = row.last;
+  for (const row of res.rows) {
+    const head = heads[row.i - 1] as FactHead;
+    head.lastObservedAt = row.last;
+    if (row.id !== null) head.beliefs.push(rowToBelief(row));
+  }
   return heads;
 }
 
