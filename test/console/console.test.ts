@@ -206,19 +206,34 @@ describe('web console (Chromium)', () => {
   it('shows a tenant-bound admin key only its tenant, and makes no call the API refuses', async (t) => {
     const minted = await api('/v1/keys', adminKey, { tenant: 'acme' });
     assert.equal(minted.status, 201);
+    // The tenant's own agent, with a key and a fact, beside default:run-1 (and the default tenant's live session).
+    const bot = await api('/v1/keys', minted.json.key, { tenant: 'acme', agent: 'bot-1' });
+    assert.equal(bot.status, 201, JSON.stringify(bot.json));
+    const fact = await api('/v1/memories', bot.json.key, {
+      subject: 'user',
+      predicate: 'favorite_color',
+      value: 'red',
+    });
+    assert.equal(fact.status, 200, JSON.stringify(fact.json));
     const { page, errors, refused } = await openBrowser(t);
     await page.goto(platform.consoleUrl);
     await page.getByLabel('Memory API key').fill(minted.json.key);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('No sessions yet').waitFor();
+    await page.getByRole('link', { name: 'Instances' }).click();
+    // The default tenant's hello instance runs, but is not this tenant's.
+    await page.getByText('No instances running.').waitFor();
     await page.getByRole('link', { name: 'Agents' }).click();
-    await page.getByText('No agents known yet').waitFor();
+    await page.getByRole('link', { name: 'acme:bot-1' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'default:run-1' }).count(), 0, 'no other tenant’s agent');
+    await page.getByRole('link', { name: 'acme:bot-1' }).click();
+    await page.locator('tr[data-fact="user/favorite_color"]', { hasText: 'red' }).waitFor();
     await page.getByRole('link', { name: 'Keys' }).click();
     const rows = page.locator('tr[data-key]');
     await rows.first().waitFor();
-    assert.equal(await rows.count(), 1, 'only the tenant’s own key');
-    assert.match(await textOf(rows.first()), /acme/);
+    assert.equal(await rows.count(), 2, 'only the tenant’s own keys');
+    for (const row of await rows.all()) assert.match(await textOf(row), /acme/);
     assert.equal(await page.getByLabel('Tenant', { exact: true }).inputValue(), 'acme');
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, []);
