@@ -119,3 +119,8 @@ export class ChangeListener {
     if (c) await c.end().catch(() => {});
   }
 }
+
+/** Notifies the other replicas of `change` when the transaction of `c` commits. */
+export async function notifyChange(c: pg.PoolClient, change: StoreChange): Promise<void> {
+  await c.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(change)]);
+}

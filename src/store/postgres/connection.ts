@@ -103,3 +103,29 @@ export function storeError(err: unknown): unknown {
   if (isUnavailable(err)) return unavailable('the database is unavailable; try again shortly', 1);
   return err;
 }
+
+/**
+ * Runs `work` in one transaction on one client of `pool`: committed when it resolves, rolled back when it
+ * throws; a client whose connection broke is discarded, not returned to the pool. Failures mapped by `storeError`.
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw storeError(err);
+  }
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const out = await work(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    broken = isUnavailable(err);
+    if (!broken) await client.query('ROLLBACK').catch(() => {});
+    throw storeError(err);
+  } finally {
+    client.release(broken);
+  }
+}

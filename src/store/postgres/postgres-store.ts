@@ -45,9 +45,10 @@ import type {
   StoreChange,
   StoredEvent,
 } from '../store.ts';
-import { CHANGES_CHANNEL, ChangeListener } from './change-listener.ts';
+import { ChangeListener, notifyChange } from './change-listener.ts';
 import {
   hostPort,
+  inTransaction,
   isUnavailable,
   maskUrl,
   type PostgresConnectionOptions,
@@ -152,40 +153,14 @@ export class PostgresStore implements Store {
   }
 
   /** A query on the pool, failures mapped by `storeError`. */
-  async #q<R extends pg.QueryResultRow = pg.QueryResultRow>(
-    text: string,
-    values?: unknown[],
-  ): Promise<pg.QueryResult<R>> {
-    if (this.#closing) throw new Error('store is closed');
-    try {
-      return await this.#pool.query<R>(text, values);
-    } catch (err) {
-      throw storeError(err);
-    }
+  #q<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.#read((db) => db.query<R>(text, values) as Promise<pg.QueryResult<R>>);
   }
 
-  /** Runs `work` in one transaction on one client (committed when it resolves, rolled back else). */
-  async #tx<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /** Runs `work` in one transaction on one client (`connection.ts`). */
+  #tx<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     if (this.#closing) throw new Error('store is closed');
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (err) {
-      throw storeError(err);
-    }
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const out = await work(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      broken = isUnavailable(err);
-      if (!broken) await client.query('ROLLBACK').catch(() => {});
-      throw storeError(err);
-    } finally {
-      client.release(broken);
-    }
+    return inTransaction(this.#pool, work);
   }
 
   async writeFacts<T>(
@@ -349,7 +324,7 @@ export class PostgresStore implements Store {
       const erased = await c.query('DELETE FROM events WHERE namespace = $1', [namespace]);
       await c.query('DELETE FROM beliefs WHERE namespace = $1', [namespace]);
       await this.#resume.purge(c, namespace);
-      await notify(c, { kind: 'purged', namespace });
+      await notifyChange(c, { kind: 'purged', namespace });
       return erased.rowCount ?? 0;
     });
   }
@@ -361,7 +336,7 @@ export class PostgresStore implements Store {
   async appendRegistryVersion(version: RegistryVersion): Promise<void> {
     await this.#tx(async (c) => {
       await insertRegistryVersion(c, version);
-      await notify(c, { kind: 'registry', tenant: version.tenant });
+      await notifyChange(c, { kind: 'registry', tenant: version.tenant });
     });
   }
   insertKey(key: KeyRecord): Promise<void> {
@@ -453,9 +428,4 @@ export class PostgresStore implements Store {
     })();
     return this.#closing;
   }
-}
-
-/** Notifies the other replicas of `change` when the transaction of `c` commits. */
-async function notify(c: pg.PoolClient, change: StoreChange): Promise<void> {
-  await c.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify(change)]);
 }

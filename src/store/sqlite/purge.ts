@@ -12,6 +12,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
+import type { Checkpointer } from './checkpointer.ts';
 
 /** Rows deleted per transaction. */
 export const CHUNK = 1000;
@@ -68,6 +69,32 @@ export async function deleteNamespaceRows(
     if (touched) ctx.resetFtsMark((sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
   })();
   return { events, touched };
+}
+
+/**
+ * The end of a purge that erased rows. Merges FTS segments so no index page still holds the erased terms.
+ * secure_delete zeroes freed cells, but a b-tree page that is rebuilt can keep old bytes in its unused
+ * space, so VACUUM rewrites the whole file; then the WAL is folded back and truncated. Afterwards no file
+ * under the data folder holds those bytes. That costs time proportional to the database, so it runs on the
+ * checkpointer's thread while the store holds its writes (`hold` gets the promise writes wait for, never
+ * rejected: the purge reports a failure; null when done), or inline when there is no running checkpointer.
+ */
+export async function vacuumAfterPurge(o: {
+  db: Database.Database;
+  onDisk: boolean;
+  checkpointer: Checkpointer | null;
+  flush: () => void;
+  hold: (vacuum: Promise<void> | null) => void;
+}): Promise<void> {
+  if (!o.checkpointer?.running) return vacuumInline(o.db, o.onDisk);
+  o.flush();
+  const vacuum = o.checkpointer.vacuum();
+  o.hold(vacuum.catch(() => {}));
+  try {
+    await vacuum;
+  } finally {
+    o.hold(null);
+  }
 }
 
 /**

@@ -49,7 +49,7 @@ import { ftsBody, ftsMatch } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
 import { migrate } from './migrations.ts';
-import { deleteNamespaceRows, vacuumInline } from './purge.ts';
+import { deleteNamespaceRows, vacuumAfterPurge } from './purge.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
 
@@ -309,25 +309,16 @@ export class SqliteStore implements Store {
       );
       // Nothing erased, nothing to rewrite: an empty namespace's purge costs a few index lookups.
       if (!touched) return 0;
-      // Merge FTS segments so no index page still holds the erased terms. secure_delete zeroes freed
-      // cells, but a b-tree page that is rebuilt can keep old bytes in its unused space, so VACUUM
-      // rewrites the whole file; then the WAL is folded back and truncated. Afterwards no file under
-      // the data folder holds those bytes. That costs time proportional to the database, so it runs
-      // on the checkpointer's thread while this store holds its writes (purge.ts).
       this.purgeStats.vacuums++;
-      if (this.#checkpointer?.running) {
-        this.#fts.flush();
-        const vacuum = this.#checkpointer.vacuum();
-        // Writes wait for this (never for a failure: the purge reports that).
-        this.#vacuuming = vacuum.catch(() => {});
-        try {
-          await vacuum;
-        } finally {
-          this.#vacuuming = null;
-        }
-      } else {
-        vacuumInline(this.#db, this.path !== ':memory:');
-      }
+      await vacuumAfterPurge({
+        db: this.#db,
+        onDisk: this.path !== ':memory:',
+        checkpointer: this.#checkpointer,
+        flush: () => this.#fts.flush(),
+        hold: (vacuum) => {
+          this.#vacuuming = vacuum;
+        },
+      });
       return events;
     } finally {
       resume?.();
