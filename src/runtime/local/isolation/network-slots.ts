@@ -14,8 +14,12 @@ import type { Fence, MemoryRoute } from './fence.ts';
 import type { HostCapabilities } from './host-probe.ts';
 import { createNetwork, destroyNetwork, reserveSlot, SlotTakenError } from './network.ts';
 
-/** Delay before making the next spare, so its ip/nft runs do not compete with the start that took the last one. */
-const REFILL_DELAY_MS = 250;
+/**
+ * Delay before making the next spare, so its ip/nft runs do not compete with the prepare of the start that
+ * took the last one; short, as starts may come a few hundred ms apart (scale to zero, then a new session):
+ * at 250 ms every other such start found no spare and made its own slot on its own time.
+ */
+const REFILL_DELAY_MS = 50;
 
 /** Options of `NetworkSlots`. */
 export interface NetworkSlotsOptions {
