@@ -101,26 +101,7 @@ export class InstancePool {
     let name: string;
     do name = `${svc.config.name}-${randomAlphanumeric(5)}`;
     while (this.#byName.has(name));
-    const inst: InstanceEntry = {
-      name,
-      service: svc,
-      state: 'starting',
-      pid: null,
-      host: '127.0.0.1',
-      port: 0,
-      upstream: null,
-      sessions: new Set(),
-      warm,
-      inflight: 0,
-      ready: Promise.resolve(),
-      resuming: null,
-      pausing: null,
-      readyAt: 0,
-      exited: false,
-      incarnation: null,
-      foreign: false,
-      retired: false,
-    };
+    const inst = newEntry(svc, { name, state: 'starting', pid: null, host: '127.0.0.1', port: 0, warm });
     svc.instances.set(name, inst);
     this.#byName.set(name, inst);
     inst.ready = this.#boot(inst, session);
@@ -133,26 +114,16 @@ export class InstancePool {
    * @param warm true when the store had it in the warm pool
    */
   adopted(svc: ServiceState, found: ObservedInstance, warm: boolean): InstanceEntry {
-    const inst: InstanceEntry = {
+    const inst = newEntry(svc, {
       name: found.name,
-      service: svc,
       state: found.state,
       pid: found.pid,
       host: found.host,
       port: found.port,
-      upstream: new UpstreamPool(found.host, found.port),
-      sessions: new Set(),
       warm,
-      inflight: 0,
-      ready: Promise.resolve(),
-      resuming: null,
-      pausing: null,
       readyAt: Date.now(),
-      exited: false,
       incarnation: found.incarnation,
-      foreign: false,
-      retired: false,
-    };
+    });
     svc.instances.set(inst.name, inst);
     this.#byName.set(inst.name, inst);
     return inst;
@@ -163,26 +134,16 @@ export class InstancePool {
    * or deleted from here.
    */
   foreign(svc: ServiceState, rec: InstanceRecord): InstanceEntry {
-    return {
+    return newEntry(svc, {
       name: rec.name,
-      service: svc,
       state: 'running',
       pid: rec.pid,
       host: rec.host,
       port: rec.port,
-      upstream: new UpstreamPool(rec.host, rec.port),
-      sessions: new Set(),
       warm: false,
-      inflight: 0,
-      ready: Promise.resolve(),
-      resuming: null,
-      pausing: null,
-      readyAt: 0,
-      exited: false,
       incarnation: rec.incarnation,
       foreign: true,
-      retired: false,
-    };
+    });
   }
 
   /**
@@ -392,4 +353,30 @@ function warmUp(inst: InstanceEntry, path: string): Promise<void> {
     req.once('error', () => resolve());
     req.end();
   });
+}
+
+/**
+ * A new entry of `svc` with no session, no request in flight and nothing pending; `upstream` is made for
+ * the address given (none while it is still starting, port 0).
+ */
+function newEntry(
+  svc: ServiceState,
+  e: Pick<InstanceEntry, 'name' | 'state' | 'pid' | 'host' | 'port' | 'warm'> &
+    Partial<Pick<InstanceEntry, 'readyAt' | 'incarnation' | 'foreign'>>,
+): InstanceEntry {
+  return {
+    service: svc,
+    upstream: e.port === 0 ? null : new UpstreamPool(e.host, e.port),
+    sessions: new Set(),
+    inflight: 0,
+    ready: Promise.resolve(),
+    resuming: null,
+    pausing: null,
+    readyAt: 0,
+    exited: false,
+    incarnation: null,
+    foreign: false,
+    retired: false,
+    ...e,
+  };
 }
