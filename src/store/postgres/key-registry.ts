@@ -4,7 +4,7 @@
  * transaction's). A revocation notifies the other replicas in the same statement, so it is told
  * exactly when it commits. Used by `PostgresStore`.
  */
-import { type KeyRow, keyFromRow } from '../sqlite/rows.ts';
+import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from '../sqlite/rows.ts';
 import type { KeyRecord, RegistryVersion } from '../store.ts';
 import { CHANGES_CHANNEL } from './change-listener.ts';
 import type { Queryable } from './queries.ts';
@@ -32,22 +32,7 @@ export async function insertRegistryVersion(db: Queryable, version: RegistryVers
 }
 
 export async function insertKeyRow(db: Queryable, key: KeyRecord): Promise<void> {
-  await db.query(
-    `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [
-      key.id,
-      key.hash,
-      key.tenant,
-      key.agent,
-      key.session,
-      key.admin ? 1 : 0,
-      key.note,
-      key.createdAt,
-      key.expiresAt,
-      key.revokedAt,
-    ],
-  );
+  await db.query(`INSERT INTO keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, keyValues(key));
 }
 
 export async function readKey(db: Queryable, id: string): Promise<KeyRecord | null> {

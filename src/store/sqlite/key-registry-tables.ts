@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { KeyRecord, RegistryVersion } from '../store.ts';
-import { type KeyRow, keyFromRow } from './rows.ts';
+import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from './rows.ts';
 
 /** Keys and registry versions over one connection's cached statements. */
 export class SqliteKeyRegistryTables {
@@ -37,21 +37,7 @@ export class SqliteKeyRegistryTables {
   }
 
   insertKey(key: KeyRecord): void {
-    this.#sql(
-      `INSERT INTO keys (id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      key.id,
-      key.hash,
-      key.tenant,
-      key.agent,
-      key.session,
-      key.admin ? 1 : 0,
-      key.note,
-      key.createdAt,
-      key.expiresAt,
-      key.revokedAt,
-    );
+    this.#sql(`INSERT INTO keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...keyValues(key));
   }
 
   getKey(id: string): KeyRecord | null {

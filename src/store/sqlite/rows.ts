@@ -106,3 +106,22 @@ export function keyFromRow(r: KeyRow): KeyRecord {
     revokedAt: r.revoked_at,
   };
 }
+
+/** The columns of the keys table, in the order `keyValues` gives them (both stores insert with it). */
+export const KEY_COLUMNS = 'id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at';
+
+/** A key's values in `KEY_COLUMNS` order. */
+export function keyValues(key: KeyRecord): unknown[] {
+  return [
+    key.id,
+    key.hash,
+    key.tenant,
+    key.agent,
+    key.session,
+    key.admin ? 1 : 0,
+    key.note,
+    key.createdAt,
+    key.expiresAt,
+    key.revokedAt,
+  ];
+}
