@@ -9,9 +9,11 @@ import { ManualClock } from '../../../src/common/clock.ts';
 import { silentLogger } from '../../../src/common/log.ts';
 import { type Gateway, type GatewayOptions, startGateway } from '../../../src/gateway/gateway.ts';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
+import { SANDBOX_CLAIM } from '../../../src/kube/agent-sandbox.ts';
 import { loadKubeConfig } from '../../../src/kube/client.ts';
 import { createObjectClient } from '../../../src/kube/object-client.ts';
 import { KubernetesRuntime } from '../../../src/runtime/kubernetes/kubernetes-runtime.ts';
+import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
 import { serviceYaml } from '../../gateway/helpers/harness.ts';
 import type { KubeDouble } from '../../kube/double.ts';
 
@@ -76,4 +78,9 @@ export async function startKubeGateway(
 /** Resolves with the first value `check` returns, re-checked after every write to the double's store (10 s max). */
 export function untilStore<T>(kube: KubeDouble, what: string, check: () => T | undefined): Promise<T> {
   return kube.until(what, check);
+}
+
+/** The claims of `service` in the sandbox namespace (`agents`), from the double's store. */
+export function claimsOf(kube: KubeDouble, service: string) {
+  return kube.store.list(SANDBOX_CLAIM, { namespace: 'agents', labelSelector: `${LABELS.service}=${service}` });
 }

@@ -6,14 +6,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../../src/common/log.ts';
-import { SANDBOX_CLAIM } from '../../../src/kube/agent-sandbox.ts';
-import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
 import { RedisSessionStore } from '../../../src/sessions/redis/redis-store.ts';
 import { parseRedisUrl } from '../../../src/sessions/redis/redis-url.ts';
 import { admin, send } from '../../gateway/helpers/harness.ts';
 import { startRedis } from '../../helpers/redis.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
-import { kubeServiceYaml, startKubeGateway } from './helpers.ts';
+import { claimsOf, kubeServiceYaml, startKubeGateway } from './helpers.ts';
 
 let kube: KubeDouble;
 before(async () => {
@@ -21,8 +19,7 @@ before(async () => {
 });
 after(() => kube.close());
 
-const claims = (service: string) =>
-  kube.store.list(SANDBOX_CLAIM, { namespace: 'agents', labelSelector: `${LABELS.service}=${service}` });
+const claims = (service: string) => claimsOf(kube, service);
 
 interface AdminSession {
   id: string;

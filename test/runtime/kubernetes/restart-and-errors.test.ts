@@ -5,11 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SANDBOX_CLAIM } from '../../../src/kube/agent-sandbox.ts';
-import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
 import { send } from '../../gateway/helpers/harness.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
-import { kubeServiceYaml, startKubeGateway } from './helpers.ts';
+import { claimsOf, kubeServiceYaml, startKubeGateway } from './helpers.ts';
 
 let kube: KubeDouble;
 before(async () => {
@@ -17,8 +15,7 @@ before(async () => {
 });
 after(() => kube.close());
 
-const claims = (service: string) =>
-  kube.store.list(SANDBOX_CLAIM, { namespace: 'agents', labelSelector: `${LABELS.service}=${service}` });
+const claims = (service: string) => claimsOf(kube, service);
 
 describe('Kubernetes runtime: restart and API errors', () => {
   it('a restarted gateway rebuilds the binding from the claim: same claim, same pod', async (t) => {

@@ -14,7 +14,7 @@ import { sessionKeyHash } from '../../../src/sessions/session-hash.ts';
 import { send } from '../../gateway/helpers/harness.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
 import type { WireObject } from '../../kube/objects.ts';
-import { kubeServiceYaml, POD_PORT, startKubeGateway, untilStore } from './helpers.ts';
+import { claimsOf, kubeServiceYaml, POD_PORT, startKubeGateway, untilStore } from './helpers.ts';
 
 let kube: KubeDouble;
 before(async () => {
@@ -23,8 +23,7 @@ before(async () => {
 after(() => kube.close());
 
 const NS = 'agents';
-const claims = (service: string) =>
-  kube.store.list(SANDBOX_CLAIM, { namespace: NS, labelSelector: `${LABELS.service}=${service}` });
+const claims = (service: string) => claimsOf(kube, service);
 const ready = (o: WireObject | undefined) =>
   (o?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.find(
     (c) => c.type === 'Ready',
