@@ -13,7 +13,7 @@ import pg from 'pg';
 import { createProgress } from '../../src/cli/progress.ts';
 import type { StoredEvent } from '../../src/store/store.ts';
 import { MAIN_NAMESPACE, type MemoryDataset, type SampledFact } from './memory-data.ts';
-import type { Figures } from './memory-measure.ts';
+import { type Figures, readFigures } from './memory-measure.ts';
 import { summarize } from './stats.ts';
 
 const SCHEMA = 'langgraph';
@@ -114,16 +114,8 @@ export class LangGraphBaseline {
     const put = await timed(clients, 40_000, 4_000, putOne);
     // As many callers as wrk's connections in the many-connection row (they queue for the pool).
     const putMany = await timed(manyClients, 80_000, 4_000, putOne);
-    const g = summarize(getOne.lat);
-    const s = summarize(search.lat);
     return {
-      recallP50: g.p50,
-      recallP99: g.p99,
-      recallRate: getMany.perSecond,
-      searchP50: s.p50,
-      searchP99: s.p99,
-      searchHits: hits / Math.max(1, search.lat.length),
-      searchZero: zero / Math.max(1, search.lat.length),
+      ...readFigures(getOne.lat, getMany.perSecond, search.lat, search.lat.length, hits, zero),
       remembers: put.perSecond,
       perCommit: 1,
       remembersWrk: Number.NaN,

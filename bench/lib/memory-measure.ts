@@ -80,6 +80,32 @@ export function workload(dataset: MemoryDataset, seed: number) {
   return { keys, queries, facts: sample };
 }
 
+/**
+ * The read half of `Figures`: recall and search latencies (ms), the recall rate, and the hits and empty
+ * answers per search of `searches` sent (failed ones included, where the driver counts them).
+ */
+export function readFigures(
+  recallMs: number[],
+  recallPerSecond: number,
+  searchMs: number[],
+  searchesSent: number,
+  hits: number,
+  zero: number,
+): Pick<Figures, 'recallP50' | 'recallP99' | 'recallRate' | 'searchP50' | 'searchP99' | 'searchHits' | 'searchZero'> {
+  const r = summarize(recallMs);
+  const s = summarize(searchMs);
+  const searches = Math.max(1, searchesSent);
+  return {
+    recallP50: r.p50,
+    recallP99: r.p99,
+    recallRate: recallPerSecond,
+    searchP50: s.p50,
+    searchP99: s.p99,
+    searchHits: hits / searches,
+    searchZero: zero / searches,
+  };
+}
+
 export async function mintAgentKey(server: ChildServer): Promise<string> {
   const client = new LoopbackClient(server.url, { headers: { authorization: `Bearer ${server.adminKey}` } });
   try {
@@ -308,16 +334,8 @@ export async function measureServer(o: MeasureOptions): Promise<Figures> {
       ? await rememberWithWrk(wrk, url, key, `m${size}s${round}r`, serverCpuMicros, errors, o.manyConnections)
       : null;
 
-  const r = summarize(recall.latenciesMs);
-  const s = summarize(search.latenciesMs);
   return {
-    recallP50: r.p50,
-    recallP99: r.p99,
-    recallRate: recallRate.perSecond,
-    searchP50: s.p50,
-    searchP99: s.p99,
-    searchHits: hits / Math.max(1, search.requests),
-    searchZero: zero / Math.max(1, search.requests),
+    ...readFigures(recall.latenciesMs, recallRate.perSecond, search.latenciesMs, search.requests, hits, zero),
     remembers: remember.perSecond,
     perCommit: withWrk?.perCommit ?? perCommitBetween(writesBefore, writesAfter),
     remembersWrk: withWrk?.perSecond ?? Number.NaN,

@@ -17,10 +17,19 @@ import { RegistryBook } from '../../src/memory/registry-book.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { MAIN_NAMESPACE, type MemoryDataset, rng } from './memory-data.ts';
 import { loadAndStress, type MemoryPhase, noMemoryPhase } from './memory-load-phase.ts';
-import { type Figures, heapFigures, MB, measureServer, mintAgentKey, type Phase, workload } from './memory-measure.ts';
+import {
+  type Figures,
+  heapFigures,
+  MB,
+  measureServer,
+  mintAgentKey,
+  type Phase,
+  readFigures,
+  workload,
+} from './memory-measure.ts';
 import { type ChildServer, startChildServer } from './memory-process.ts';
 import { RawSqlite } from './raw-sqlite.ts';
-import { fmt, summarize } from './stats.ts';
+import { fmt } from './stats.ts';
 import type { WrkRemember } from './wrk-remember.ts';
 
 /** Everything measured at one size. */
@@ -218,16 +227,8 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
       value: `raw bench note ${round}x${i}`,
     }),
   );
-  const p = summarize(point.lat);
-  const s = summarize(search.lat);
   return {
-    recallP50: p.p50,
-    recallP99: p.p99,
-    recallRate: point.perSecond,
-    searchP50: s.p50,
-    searchP99: s.p99,
-    searchHits: hits / Math.max(1, search.lat.length),
-    searchZero: zero / Math.max(1, search.lat.length),
+    ...readFigures(point.lat, point.perSecond, search.lat, search.lat.length, hits, zero),
     remembers: insert.perSecond,
     perCommit: 1,
     remembersWrk: Number.NaN,
