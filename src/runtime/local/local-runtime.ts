@@ -23,7 +23,7 @@ import type {
 } from '../runtime.ts';
 import type { Isolation, Sandbox } from './isolation/sandbox.ts';
 import type { LogBuffer } from './log-buffer.ts';
-import { LogTail, openOutputFiles } from './log-files.ts';
+import { LogTail, openOutputFiles, outputPaths } from './log-files.ts';
 import {
   defaultStateDir,
   ensureStateDir,
@@ -125,15 +125,17 @@ export class LocalRuntime implements InstanceRuntime {
     }
     const env = instanceEnv(spec, port);
     const launch = sandbox?.launch(spec.argv, env) ?? { file, args, env, cwd: spec.workingDir };
-    const fds = openOutputFiles(this.#stateDir, spec.name);
+    const fds = openOutputFiles(this.#stateDir, spec.name); // created 0600 here, whoever writes them
     let child: ChildProcess;
     try {
-      child = spawn(launch.file, launch.args, {
-        cwd: launch.cwd,
-        env: launch.env,
-        detached: true,
-        stdio: ['ignore', fds.out, fds.err],
-      });
+      child =
+        launch.startWaiting?.(outputPaths(this.#stateDir, spec.name)) ??
+        spawn(launch.file, launch.args, {
+          cwd: launch.cwd,
+          env: launch.env,
+          detached: true,
+          stdio: ['ignore', fds.out, fds.err],
+        });
     } finally {
       closeSync(fds.out);
       closeSync(fds.err);

@@ -15,11 +15,15 @@ import { LogBuffer } from './log-buffer.ts';
 const MAX_FILE_BYTES = 1 << 20;
 const CHUNK = 64 * 1024;
 
-/** Opens (creates, O_APPEND) the two output files of `instance` for a child's stdio; close them after spawn. */
+/** The paths of the two output files of `instance`. */
+export function outputPaths(dir: string, instance: string): { out: string; err: string } {
+  return { out: join(dir, `${instance}.out`), err: join(dir, `${instance}.err`) };
+}
+
+/** Opens (creates 0600, O_APPEND) the two output files of `instance` for a child's stdio; close them after spawn. */
 export function openOutputFiles(dir: string, instance: string): { out: number; err: number } {
-  const out = openSync(join(dir, `${instance}.out`), 'a', 0o600);
-  const err = openSync(join(dir, `${instance}.err`), 'a', 0o600);
-  return { out, err };
+  const paths = outputPaths(dir, instance);
+  return { out: openSync(paths.out, 'a', 0o600), err: openSync(paths.err, 'a', 0o600) };
 }
 
 /** Follows the output files of one instance. */
@@ -33,7 +37,8 @@ export class LogTail {
    */
   constructor(dir: string, instance: string, maxLines: number, fromEnd = false) {
     this.buffer = new LogBuffer(maxLines);
-    this.#fds = { stdout: openRead(join(dir, `${instance}.out`)), stderr: openRead(join(dir, `${instance}.err`)) };
+    const paths = outputPaths(dir, instance);
+    this.#fds = { stdout: openRead(paths.out), stderr: openRead(paths.err) };
     if (fromEnd) for (const s of ['stdout', 'stderr'] as const) this.#offsets[s] = this.#drain(s, false);
   }
 

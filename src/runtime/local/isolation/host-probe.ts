@@ -20,6 +20,9 @@ export interface IsolationTools {
   ip?: string;
   nft?: string;
   sh?: string;
+  /** bash and env: a launcher waiting inside an instance's cgroups before it is asked for (waiting-launcher.ts). */
+  bash?: string;
+  env?: string;
   /** unshare and mount (util-linux): stage a folder whose host parents an instance's uid cannot enter. */
   unshare?: string;
   mount?: string;
@@ -62,6 +65,8 @@ export async function probeHost(): Promise<HostCapabilities> {
     ip: findTool('ip'),
     nft: findTool('nft'),
     sh: findTool('sh'),
+    bash: findTool('bash'),
+    env: findTool('env'),
     unshare: findTool('unshare'),
     mount: findTool('mount'),
   };

@@ -36,6 +36,7 @@ import { NetworkSlots } from './network-slots.ts';
 import type { Isolation, Sandbox } from './sandbox.ts';
 import { projectToken } from './token-projection.ts';
 import { blockedAbove, outermost, unusable, type Viewer } from './view-access.ts';
+import { WaitingLauncher } from './waiting-launcher.ts';
 
 /** pids limit when the container sets none (a fork bomb stops there). */
 export const DEFAULT_PIDS = 1024;
@@ -72,9 +73,12 @@ export class NamespacesIsolation implements Isolation {
   readonly #slots: NetworkSlots | undefined;
   readonly #memory: { url: URL; route: MemoryRoute } | undefined;
   readonly #live = new Set<NamespacesSandbox>();
+  /** Launchers waiting in the cgroups of spare slots, by network namespace (waiting-launcher.ts). */
+  readonly #waiting = new Map<string, { launcher: WaitingLauncher; cgroup: InstanceCgroup }>();
   /** Backstop for an exit without close(): kill, drop networks and the fence now; the next runtime reaps the rest. */
   readonly #exitSync = () => {
     for (const s of this.#live) s.abandonSync();
+    for (const w of this.#waiting.values()) w.launcher.abandonSync();
     this.#slots?.abandonSync();
     if (this.#fence && this.#o.caps.tools.nft) {
       spawnSync(this.#o.caps.tools.nft, ['delete', 'table', 'inet', this.#fence.table], { timeout: 2000 });
@@ -96,6 +100,7 @@ export class NamespacesIsolation implements Isolation {
         log: o.log,
         record: (plan) => writeRecord(join(o.dir, plan.netns), { owner: process.pid, instance: '', netns: plan.netns }),
         forget: (plan) => rmSync(join(o.dir, plan.netns), { recursive: true, force: true }),
+        spareReady: (plan) => this.#launcherFor(plan),
       });
     }
     process.on('exit', this.#exitSync);
@@ -120,8 +125,10 @@ export class NamespacesIsolation implements Isolation {
     const plan = await this.#slots?.take(spec.name, spec.sandbox?.publicEgress === true);
     const id = plan?.netns ?? `${spec.name}-${process.pid}`;
     const root = join(this.#o.dir, id);
+    const waiting = plan ? this.#takeLauncher(plan) : undefined;
     const cleanup: Array<() => Promise<void> | void> = [];
     try {
+      if (waiting) cleanup.push(() => waiting.cancel());
       cleanup.push(() => rmSync(root, { recursive: true, force: true }));
       writeRecord(root, { owner: process.pid, instance: spec.name, netns: plan?.netns });
       if (plan) {
@@ -161,6 +168,7 @@ export class NamespacesIsolation implements Isolation {
         uid,
         viewer,
         cgroup,
+        waiting,
         view: {
           hostname: spec.name,
           system: this.#system,
@@ -188,9 +196,41 @@ export class NamespacesIsolation implements Isolation {
 
   async close(): Promise<void> {
     process.off('exit', this.#exitSync);
+    for (const w of this.#waiting.values()) w.launcher.cancel();
+    await Promise.all([...this.#waiting.values()].map((w) => w.cgroup.remove()));
+    this.#waiting.clear();
     await this.#slots?.close();
     await this.#fence?.close();
     if (this.#o.caps.cgroups) removeCgroupParents(this.#o.caps.cgroups);
+  }
+
+  /**
+   * Starts a launcher in the cgroups of a spare slot (all but cpu, which only a cpu limit needs), so the
+   * start that takes the slot does not wait for the join (waiting-launcher.ts). Without bash, none.
+   */
+  #launcherFor(plan: SlotPlan): void {
+    const { cgroups, tools } = this.#o.caps;
+    if (!cgroups || !tools.bash || !tools.env) return;
+    const { cpu, ...layout } = cgroups;
+    try {
+      const cgroup = new InstanceCgroup(layout, plan.netns);
+      const launcher = WaitingLauncher.spawn({ bash: tools.bash, env: tools.env }, cgroup.procsFiles);
+      this.#waiting.set(plan.netns, { launcher, cgroup });
+    } catch (err) {
+      this.#o.log.warn(
+        { err: (err as Error).message },
+        'could not start a waiting launcher; the next start joins its cgroups itself',
+      );
+    }
+  }
+
+  /** The launcher waiting in `plan`'s cgroups, if it still can run (else none: the start spawns its own). */
+  #takeLauncher(plan: SlotPlan): WaitingLauncher | undefined {
+    const w = this.#waiting.get(plan.netns);
+    this.#waiting.delete(plan.netns);
+    if (w?.launcher.alive) return w.launcher;
+    w?.launcher.cancel();
+    return undefined;
   }
 
   /**

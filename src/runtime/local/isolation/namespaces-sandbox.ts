@@ -1,7 +1,8 @@
 /**
  * @module
  * One isolated instance (the `Sandbox` of sandbox.ts): builds its launch command (join the cgroups,
- * enter the network namespace, drop to its uid, bubblewrap with its view), pauses it with the cgroup
+ * or have the launcher that waits in them run the rest: waiting-launcher.ts; enter the network
+ * namespace, drop to its uid, bubblewrap with its view), pauses it with the cgroup
  * freezer (SIGSTOP without one), signals every process it has, kills it when the kernel reports an
  * out-of-memory kill inside it, and releases what namespaces-isolation.ts set up for it.
  */
@@ -16,6 +17,7 @@ import { bwrapArgs, isInside, type Mask, TOKEN_DIR, WORK_DIR } from './filesyste
 import type { HostCapabilities } from './host-probe.ts';
 import type { LaunchPlan, Sandbox } from './sandbox.ts';
 import { reachableWithin, type Viewer } from './view-access.ts';
+import type { WaitingLauncher } from './waiting-launcher.ts';
 
 /** The port an instance listens on inside its own network namespace. */
 export const SANDBOX_PORT = 8080;
@@ -35,6 +37,8 @@ export interface SandboxParts {
   /** Whose rights bubblewrap resolves paths with (the instance's uid, else this process's). */
   viewer: Viewer;
   cgroup: InstanceCgroup | undefined;
+  /** A launcher already inside (some of) `cgroup`, made with the spare slot; cancelled on release when unused. */
+  waiting: WaitingLauncher | undefined;
   view: Parameters<typeof bwrapArgs>[0];
   memory: { from: URL; to: string } | undefined;
   hidden: readonly string[];
@@ -80,6 +84,13 @@ export class NamespacesSandbox implements Sandbox {
         : [...stageCmd, 'tether-stage', mount as string, String(stages.length), ...stages.flat(), ...withUid];
     const withNet = p.plan ? [nsenter as string, `--net=/run/netns/${p.plan.netns}`, '--', ...withStages] : withStages;
     const procs = p.cgroup?.procsFiles ?? [];
+    const waiting = p.waiting;
+    if (waiting?.alive) {
+      const [file, ...args] = withNet as [string, ...string[]];
+      const plan = { file, args, env: e, cwd: p.spec.workingDir };
+      const rest = procs.filter((f) => !waiting.joined.includes(f)); // the cpu cgroup, for a cpu limit
+      return { ...plan, startWaiting: (output) => waiting.start(plan, output, rest) };
+    }
     return {
       file: sh as string,
       args: ['-c', JOIN_CGROUPS, 'tether-sandbox', String(procs.length), ...procs, ...withNet],
@@ -129,6 +140,7 @@ export class NamespacesSandbox implements Sandbox {
   release(): Promise<void> {
     this.#released ??= (async () => {
       clearInterval(this.#oomTimer);
+      this.#p.waiting?.cancel();
       this.#p.cgroup?.signal('SIGKILL');
       for (const c of [...this.#p.cleanup].reverse()) {
         try {
@@ -143,6 +155,7 @@ export class NamespacesSandbox implements Sandbox {
 
   /** At process exit (synchronous): kills the instance and deletes its network namespace. */
   abandonSync(): void {
+    this.#p.waiting?.abandonSync();
     this.#p.cgroup?.signal('SIGKILL');
     this.#p.cgroup?.thawNow();
     const ip = this.#p.tools.ip;

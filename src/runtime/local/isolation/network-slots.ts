@@ -33,6 +33,8 @@ export interface NetworkSlotsOptions {
   /** Writes the record of a slot (called before its network exists); `forget` removes it. */
   record(plan: SlotPlan): void;
   forget(plan: SlotPlan): void;
+  /** Called when a spare is ready, before anyone takes it. */
+  spareReady?(plan: SlotPlan): void;
 }
 
 /** Hands out fenced network slots, one kept ready. */
@@ -102,6 +104,7 @@ export class NetworkSlots {
       this.#spare = this.#make(false).then(
         (plan) => {
           this.#spareReady = plan;
+          this.#o.spareReady?.(plan);
           return plan;
         },
         (err: Error) => {

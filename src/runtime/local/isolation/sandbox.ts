@@ -5,7 +5,14 @@
  * signals and finally releases that instance. Types only; namespaces-isolation.ts implements them,
  * local-runtime.ts uses them (no isolation = plain process groups, its own code).
  */
+import type { ChildProcess } from 'node:child_process';
 import type { InstanceSpec } from '../../runtime.ts';
+
+/** The files an instance's stdout and stderr are appended to. */
+export interface OutputFiles {
+  out: string;
+  err: string;
+}
 
 /** How the runtime spawns an isolated instance. */
 export interface LaunchPlan {
@@ -13,6 +20,11 @@ export interface LaunchPlan {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /**
+   * Starts the plan in a process that already waits inside the instance's cgroups (waiting-launcher.ts),
+   * its output appended to `output`; absent, the runtime spawns `file` itself.
+   */
+  startWaiting?(output: OutputFiles): ChildProcess;
 }
 
 /** One isolated instance. */

@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
 import { silentLogger } from '../../../../src/common/log.ts';
 import { createIsolation } from '../../../../src/runtime/local/isolation/choose-isolation.ts';
+import type { HostCapabilities } from '../../../../src/runtime/local/isolation/host-probe.ts';
 import { LocalRuntime } from '../../../../src/runtime/local/local-runtime.ts';
 import type { InstanceSpec, StartedInstance } from '../../../../src/runtime/runtime.ts';
 
@@ -29,7 +30,7 @@ export async function openTempDir(t: TestContext, prefix: string): Promise<strin
 /** A runtime isolating with namespaces; closed after the test. */
 export async function isolatedRuntime(
   t: TestContext,
-  o: { hidden?: string[]; memoryUrl?: string } = {},
+  o: { hidden?: string[]; memoryUrl?: string; caps?: HostCapabilities } = {},
 ): Promise<LocalRuntime> {
   // Not openTempDir: node runs t.after hooks first-in first-out, and the runtime must close (its instances,
   // networks and spare slot gone) before its folder is removed.
@@ -40,6 +41,7 @@ export async function isolatedRuntime(
     why: 'test',
     hidden: o.hidden ?? [],
     memoryUrl: o.memoryUrl,
+    caps: o.caps,
     dir,
     log: silentLogger(),
   });
