@@ -121,6 +121,7 @@ export class LangGraphBaseline {
       remembersWrk: Number.NaN,
       remembersMany: putMany.perSecond,
       rememberP99Many: summarize(putMany.lat).p99,
+      idleMany: Number.NaN,
       cpuPerRemember: Number.NaN,
       rememberP50: summarize(put.lat).p50,
       rememberP99: summarize(put.lat).p99,

@@ -8,6 +8,7 @@
  */
 
 import { type LoadRequest, type LoadResult, LoopbackClient, runLoad } from './http-load.ts';
+import { cpuTimes, idlePercent } from './machine-cpu.ts';
 import { MAIN_NAMESPACE, MemoryDataset, rng } from './memory-data.ts';
 import type { ChildServer } from './memory-process.ts';
 import { summarize } from './stats.ts';
@@ -48,6 +49,8 @@ export interface Figures {
    */
   remembersMany: number;
   rememberP99Many: number;
+  /** The machine's CPU left idle (% of all cores) during that many-connection run (NaN when not run). */
+  idleMany: number;
   /** Remember latency under wrk's 8 connections, ms (NaN without wrk). */
   rememberP50: number;
   rememberP99: number;
@@ -176,13 +179,16 @@ async function rememberWithWrk(
 ) {
   const before = await writeCounters(url);
   const cpu0 = serverCpuMicros();
+  const machine0 = cpuTimes();
   const w = await wrk.run(url, key, tag, connections, 6);
+  const idle = idlePercent(machine0, cpuTimes());
   const cpu1 = serverCpuMicros();
   const after = await writeCounters(url);
   if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);
   return {
     ...w,
     perCommit: perCommitBetween(before, after),
+    idle,
     cpuPerRemember: (cpu1 - cpu0) / Math.max(1, after.jobs - before.jobs),
   };
 }
@@ -341,6 +347,7 @@ export async function measureServer(o: MeasureOptions): Promise<Figures> {
     remembersWrk: withWrk?.perSecond ?? Number.NaN,
     remembersMany: many?.perSecond ?? Number.NaN,
     rememberP99Many: many?.p99Ms ?? Number.NaN,
+    idleMany: many?.idle ?? Number.NaN,
     cpuPerRemember: withWrk?.cpuPerRemember ?? Number.NaN,
     rememberP50: withWrk?.p50Ms ?? Number.NaN,
     rememberP99: withWrk?.p99Ms ?? Number.NaN,

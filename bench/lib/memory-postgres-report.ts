@@ -101,6 +101,7 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
       two: 'rememberP99Many',
       lg: 'rememberP99Many',
     }),
+    row(`machine CPU idle % during the ${MANY}-connection run`, 'idleMany', { two: 'idleMany' }),
     row(`remembers/s (${CLIENTS} connections in all, wrk)`, 'remembersWrk', {
       two: 'remembersWrk',
       lg: 'remembers',

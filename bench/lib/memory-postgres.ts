@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { LoopbackClient, runLoad } from './http-load.ts';
 import type { LangGraphBaseline } from './langgraph-baseline.ts';
+import { cpuTimes, idlePercent } from './machine-cpu.ts';
 import type { MemoryDataset } from './memory-data.ts';
 import { loadAndStress, type MemoryPhase } from './memory-load-phase.ts';
 import {
@@ -34,6 +35,8 @@ export interface TwoReplicaFigures {
   /** Remembers/s and p99 ms with wrk, `MANY` connections in all, half on each replica. */
   remembersMany: number;
   rememberP99Many: number;
+  /** The machine's CPU left idle (% of all cores) during that run. */
+  idleMany: number;
   /** Remembers/s with the node:http driver, 8 clients, 4 on each. */
   remembers: number;
   /** Mean remembers per transaction over both, under the headline driver. */
@@ -166,9 +169,11 @@ async function measureTwo(
   const wrkRuns = wrk
     ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `t${size}s${round}r${n}x`, half, 6)))
     : null;
+  const machine0 = cpuTimes();
   const manyRuns = wrk
     ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `u${size}s${round}r${n}x`, MANY / 2, 6)))
     : null;
+  const idleMany = manyRuns ? idlePercent(machine0, cpuTimes()) : Number.NaN;
   const after = await Promise.all(servers.map((srv) => writeCounters(srv.url)));
   for (const r of [...recalls, ...remembers]) {
     if (r.errors > 0) errors.push(`two replicas: ${r.errors}/${r.requests} failed, e.g. ${r.errorSamples[0] ?? ''}`);
@@ -187,6 +192,7 @@ async function measureTwo(
     rememberP99: wrkRuns ? Math.max(...wrkRuns.map((w) => w.p99Ms)) : Number.NaN,
     remembersMany: manyRuns ? sum(manyRuns.map((w) => w.perSecond)) : Number.NaN,
     rememberP99Many: manyRuns ? Math.max(...manyRuns.map((w) => w.p99Ms)) : Number.NaN,
+    idleMany,
   };
 }
 

@@ -234,6 +234,7 @@ function measureRaw(raw: RawSqlite, wl: ReturnType<typeof workload>, round: numb
     remembersWrk: Number.NaN,
     remembersMany: Number.NaN,
     rememberP99Many: Number.NaN,
+    idleMany: Number.NaN,
     cpuPerRemember: Number.NaN,
     rememberP50: Number.NaN,
     rememberP99: Number.NaN,
