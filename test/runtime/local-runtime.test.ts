@@ -172,6 +172,18 @@ describe('LocalRuntime', () => {
     await assert.rejects(rt.start(spec({ argv: ['/nonexistent/bin/app'] })), /could not start/);
   });
 
+  it('refuses a NUL byte in an env value without quoting the value, and starts nothing', async (t) => {
+    const rt = new LocalRuntime({ log: silentLogger() });
+    t.after(() => rt.close());
+    const s = spec({ env: { API_TOKEN: 'hunter2\u0000x' } });
+    await assert.rejects(rt.start(s), (err: Error) => {
+      assert.match(err.message, /could not start .*NUL byte/);
+      assert.doesNotMatch(err.message, /hunter2/);
+      return true;
+    });
+    assert.ok(!(await rt.list()).some((i) => i.name === s.name), 'no instance recorded');
+  });
+
   it('close() kills every instance, the whole process group included', async () => {
     const rt = new LocalRuntime({ log: silentLogger(), graceMs: 300 });
     const child = spec({

@@ -2,20 +2,21 @@
  * @module
  * A process started ahead of an instance, already inside its cgroups, waiting on its stdin for the
  * command it becomes. Joining a v1 cgroup (writing `cgroup.procs`) waits for an RCU grace period
- * whenever no other join happened just before: about 10-12 ms here on every cold start, more than
- * bubblewrap and the namespaces cost together. A launcher made with the spare network slot pays that
- * wait before anyone asks. It is bash (`mapfile -d ''` reads the NUL-separated command; POSIX sh cannot),
- * and it `exec`s what it is given, so its pid, process group and cgroups are the instance's.
- * Used by namespaces-isolation.ts and namespaces-sandbox.ts; spawned-by-runtime launches remain for
- * a machine without bash.
+ * whenever no other join came just before, which on a cold start costs more than bubblewrap and all
+ * the namespaces together (README: Isolation, the bench rows). A launcher made with the spare network
+ * slot pays that wait before anyone asks. It is bash (`mapfile -d ''` reads the NUL-separated command;
+ * POSIX sh cannot), and it `exec`s what it is given, so its pid, process group and cgroups are the
+ * instance's. Used by namespaces-isolation.ts and namespaces-sandbox.ts; without bash the runtime
+ * spawns a launcher that joins at start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { LaunchPlan, OutputFiles } from './sandbox.ts';
 
 /**
- * Joins the cgroups given as arguments (after the path of env), waits for its stdin to end, and then, if it holds a command
- * (`go`, cwd, stdout file, stderr file, n more cgroups to join, those, m env entries, those, argv),
- * becomes it with exactly that environment; a stdin that ends without one means nothing is run.
+ * Joins the cgroups given as arguments (after the path of env), waits for its stdin to end, and then,
+ * if it holds a command (`go`, cwd, stdout file, stderr file, n more cgroups to join, those, m env
+ * entries, those, argv), becomes it with exactly that environment; a stdin that ends without one
+ * means nothing is run.
  */
 const SCRIPT = `e=$1; shift
 for f in "$@"; do echo $$ > "$f" || exit 125; done
