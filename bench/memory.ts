@@ -24,6 +24,8 @@
  *                                writes into it (tables of Tether, schema langgraph) and leaves it
  *   --pool-size 10               connections of each PostgreSQL replica
  *   --without-sqlite             with --store postgres: skip the SQLite column (faster)
+ *   --replica-cpu 500            with --store postgres: also one and two replicas each capped at 500
+ *                                thousandths of a core (a cpu cgroup, as pods' limits.cpu; needs root)
  * Environment only:
  *   BENCH_PHASES=recall,search,remember   which server measurements to run (e.g. one, to profile it)
  *   BENCH_SERVER_NODE_ARGS=...   extra node flags for the server child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
@@ -55,6 +57,7 @@ const { values: flags } = parseArgs({
     'postgres-url': { type: 'string' },
     'pool-size': { type: 'string', default: '10' },
     'without-sqlite': { type: 'boolean', default: false },
+    'replica-cpu': { type: 'string' },
   },
 });
 if (flags.store !== 'sqlite' && flags.store !== 'postgres') {
@@ -71,6 +74,12 @@ const POOL_SIZE = Number(flags['pool-size']);
 if (!Number.isInteger(POOL_SIZE) || POOL_SIZE < 2)
   throw new Error(`--pool-size must be an integer >= 2: got ${flags['pool-size']}`);
 const WITH_SQLITE = !POSTGRES || !flags['without-sqlite'];
+const REPLICA_CPU = flags['replica-cpu'] === undefined ? undefined : Number(flags['replica-cpu'].replace(/m$/, ''));
+if (REPLICA_CPU !== undefined && !(Number.isInteger(REPLICA_CPU) && REPLICA_CPU >= 10 && REPLICA_CPU <= 64_000))
+  throw new Error(
+    `--replica-cpu must be thousandths of a core, 10..64000 (e.g. 500 or 500m): got ${flags['replica-cpu']}`,
+  );
+if (REPLICA_CPU !== undefined && !POSTGRES) throw new Error('--replica-cpu needs --store postgres');
 const PHASES = new Set(
   (process.env.BENCH_PHASES ?? 'recall,search,remember').split(',').map((s) => s.trim()),
 ) as Set<Phase>;
@@ -118,6 +127,7 @@ async function main(): Promise<void> {
     overHttp: (process.env.BENCH_LOAD ?? 'http') !== 'import',
     raw: !POSTGRES,
     wrk: null,
+    replicaCpu: REPLICA_CPU,
     tmp,
     writes: (size, subjects) => {
       const w = new MemoryDataset(1000 + size, 0, 1);

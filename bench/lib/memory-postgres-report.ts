@@ -137,6 +137,40 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
     memRow('server peak RSS MB over load + those 30 s (VmHWM)', sqlite?.loadPeakMb ?? Number.NaN, r.loadPeakMb, true),
     memRow('server peak RSS MB, whole run of the server (VmHWM)', sqlite?.peakMb ?? Number.NaN, r.peakMb, true),
   ];
+  const c = r.capped;
+  if (c) {
+    const one = median(c.one);
+    const two = median(c.two);
+    const after = rows.findIndex((row) => row[0] === 'remembers/s, two replicas vs one') + 1;
+    rows.splice(
+      after,
+      0,
+      [
+        `remembers/s, replicas capped at ${c.millicores}m each (wrk, ${MANY})`,
+        '',
+        fmt(one),
+        '',
+        fmt(two),
+        ratio(two, one),
+        '',
+        '',
+        `>= ${fmt(T.twoReplicas)}x`,
+        atTarget ? check(two / one >= T.twoReplicas) : '',
+      ],
+      [
+        'machine CPU idle %, capped replicas',
+        '',
+        fmt(median(c.idleOne)),
+        '',
+        fmt(median(c.idleTwo)),
+        '',
+        '',
+        '',
+        '',
+        '',
+      ],
+    );
+  }
   const head =
     `== ${fmt(size)} events (PostgreSQL holds ${fmt(r.events)} events, database ${fmt(r.dbMb)} MB; ` +
     `loaded over HTTP in ${fmt(r.loadSecs)} s at ${fmt(r.loadRate)} statements/s` +

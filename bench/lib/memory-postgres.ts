@@ -24,6 +24,7 @@ import {
 } from './memory-measure.ts';
 import { type ChildServer, startChildServer } from './memory-process.ts';
 import type { RunSettings } from './memory-sqlite.ts';
+import { capCpu } from './replica-cpu-cap.ts';
 import { fmt } from './stats.ts';
 
 /** The rate figures of two replicas sharing the load. */
@@ -45,6 +46,16 @@ export interface TwoReplicaFigures {
   rememberP99: number;
 }
 
+/** Remembers/s (wrk, `MANY` connections in all) with each replica capped at `millicores` (`--replica-cpu`). */
+export interface CappedFigures {
+  millicores: number;
+  one: number[];
+  two: number[];
+  /** The machine's idle CPU (%) during each run. */
+  idleOne: number[];
+  idleTwo: number[];
+}
+
 /** Everything measured at one size on PostgreSQL. */
 export interface PostgresSizeResult extends MemoryPhase {
   events: number;
@@ -54,6 +65,7 @@ export interface PostgresSizeResult extends MemoryPhase {
   two: TwoReplicaFigures[];
   langgraph: Figures[];
   langgraphLoadSecs: number;
+  capped?: CappedFigures;
   rssMb: number;
   peakMb: number;
   errors: string[];
@@ -260,8 +272,11 @@ export async function runPostgresSize(
     log(`  postgres, two replicas, round ${round + 1}/${s.rounds}`);
     result.two.push(await measureTwo([a, b], key, writes, wl, s, size, round, result.errors));
   }
+  const caps = s.replicaCpu ? [a, b].map((srv, i) => capCpu(srv.pid, s.replicaCpu as number, `r${i}`)) : [];
+  if (s.replicaCpu) result.capped = await measureCapped([a, b], key, s, size, result.errors);
   await stopReplica(b);
   await stopReplica(a);
+  for (const c of caps) await c.release();
 
   const t1 = performance.now();
   await langgraph.load(lgDataset, toLoad, `LangGraph PostgresStore ${fmt(size)}`);
@@ -273,6 +288,37 @@ export async function runPostgresSize(
     result.langgraph.push(await langgraph.measure(wl, round, lgWrites, CLIENTS, MANY));
   }
   return result;
+}
+
+/**
+ * One replica and then two, each under a CPU quota (already applied), with wrk on `MANY` connections in
+ * all: what a second replica adds when each has cores of its own, as pods with `limits.cpu` on their nodes.
+ */
+async function measureCapped(
+  servers: [ChildServer, ChildServer],
+  key: string,
+  s: RunSettings,
+  size: number,
+  errors: string[],
+): Promise<CappedFigures> {
+  const wrk = s.wrk;
+  if (!wrk) throw new Error('--replica-cpu needs wrk');
+  const out: CappedFigures = { millicores: s.replicaCpu as number, one: [], two: [], idleOne: [], idleTwo: [] };
+  for (let round = 0; round < s.rounds; round++) {
+    log(`  postgres, replicas capped at ${out.millicores}m each, round ${round + 1}/${s.rounds}`);
+    let m0 = cpuTimes();
+    const one = await wrk.run(servers[0].url, key, `k${size}s${round}r`, MANY, 6);
+    out.idleOne.push(idlePercent(m0, cpuTimes()));
+    out.one.push(one.perSecond);
+    m0 = cpuTimes();
+    const two = await Promise.all(
+      servers.map((srv, n) => wrk.run(srv.url, key, `q${size}s${round}r${n}x`, MANY / 2, 6)),
+    );
+    out.idleTwo.push(idlePercent(m0, cpuTimes()));
+    out.two.push(two.reduce((sum, w) => sum + w.perSecond, 0));
+    for (const w of [one, ...two]) if (w.failed > 0) errors.push(`capped replicas (wrk): ${w.failed} not stored`);
+  }
+  return out;
 }
 
 /** A few hundred recalls, so replica B's key cache and connections are warm before it is measured. */

@@ -60,6 +60,8 @@ export interface RunSettings {
   /** Also measure raw better-sqlite3 on a copy of the database. */
   raw: boolean;
   wrk: WrkRemember | null;
+  /** PostgreSQL: also measure one and two replicas each capped at this many thousandths of a core. */
+  replicaCpu?: number;
   /** Temp folder of the run (removed by the caller). */
   tmp: string;
   /** Remembers draw from their own generator, so rounds never change the data loaded next. */
