@@ -80,6 +80,7 @@ if (REPLICA_CPU !== undefined && !(Number.isInteger(REPLICA_CPU) && REPLICA_CPU 
     `--replica-cpu must be thousandths of a core, 10..64000 (e.g. 500 or 500m): got ${flags['replica-cpu']}`,
   );
 if (REPLICA_CPU !== undefined && !POSTGRES) throw new Error('--replica-cpu needs --store postgres');
+if (REPLICA_CPU !== undefined && !findWrk()) throw new Error('--replica-cpu needs wrk (apt-get install wrk)');
 const PHASES = new Set(
   (process.env.BENCH_PHASES ?? 'recall,search,remember').split(',').map((s) => s.trim()),
 ) as Set<Phase>;

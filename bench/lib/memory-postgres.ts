@@ -24,7 +24,7 @@ import {
 } from './memory-measure.ts';
 import { type ChildServer, startChildServer } from './memory-process.ts';
 import type { RunSettings } from './memory-sqlite.ts';
-import { capCpu } from './replica-cpu-cap.ts';
+import { type CpuCap, capCpu } from './replica-cpu-cap.ts';
 import { fmt } from './stats.ts';
 
 /** The rate figures of two replicas sharing the load. */
@@ -272,11 +272,17 @@ export async function runPostgresSize(
     log(`  postgres, two replicas, round ${round + 1}/${s.rounds}`);
     result.two.push(await measureTwo([a, b], key, writes, wl, s, size, round, result.errors));
   }
-  const caps = s.replicaCpu ? [a, b].map((srv, i) => capCpu(srv.pid, s.replicaCpu as number, `r${i}`)) : [];
-  if (s.replicaCpu) result.capped = await measureCapped([a, b], key, s, size, result.errors);
-  await stopReplica(b);
-  await stopReplica(a);
-  for (const c of caps) await c.release();
+  const caps: CpuCap[] = [];
+  try {
+    if (s.replicaCpu) {
+      for (const [i, srv] of [a, b].entries()) caps.push(capCpu(srv.pid, s.replicaCpu, `r${i}`));
+      result.capped = await measureCapped([a, b], key, s, size, result.errors);
+    }
+  } finally {
+    await stopReplica(b);
+    await stopReplica(a);
+    for (const c of caps) await c.release(); // once the replicas are gone (remove() kills what is left inside)
+  }
 
   const t1 = performance.now();
   await langgraph.load(lgDataset, toLoad, `LangGraph PostgresStore ${fmt(size)}`);

@@ -140,10 +140,7 @@ export class LocalRuntime implements InstanceRuntime {
       // Refused before any process existed: nothing runs. Node's message quotes the value, which may be a secret.
       await sandbox?.release();
       const e = err as NodeJS.ErrnoException;
-      const why =
-        e.code === 'ERR_INVALID_ARG_VALUE' || /NUL byte/.test(e.message)
-          ? 'an argument or environment value holds a NUL byte'
-          : e.message;
+      const why = e.code === 'ERR_INVALID_ARG_VALUE' ? 'an argument or environment value holds a NUL byte' : e.message;
       throw new Error(`instance ${spec.name} could not start '${file}': ${why}`);
     } finally {
       closeSync(fds.out);

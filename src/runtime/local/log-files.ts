@@ -7,8 +7,9 @@
  * Used by local-runtime.ts.
  */
 import { closeSync, ftruncateSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import type { LogLine } from '../runtime.ts';
+import type { OutputFiles } from './isolation/sandbox.ts';
 import { LogBuffer } from './log-buffer.ts';
 
 /** A file past this size is truncated after it was read (bytes). */
@@ -16,8 +17,9 @@ const MAX_FILE_BYTES = 1 << 20;
 const CHUNK = 64 * 1024;
 
 /** The paths of the two output files of `instance`. */
-export function outputPaths(dir: string, instance: string): { out: string; err: string } {
-  return { out: join(dir, `${instance}.out`), err: join(dir, `${instance}.err`) };
+export function outputPaths(dir: string, instance: string): OutputFiles {
+  // Absolute: a waiting launcher opens them after it changed to the instance's working folder.
+  return { out: resolve(dir, `${instance}.out`), err: resolve(dir, `${instance}.err`) };
 }
 
 /** Opens (creates 0600, O_APPEND) the two output files of `instance` for a child's stdio; close them after spawn. */

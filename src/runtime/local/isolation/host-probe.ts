@@ -56,7 +56,7 @@ export function findTool(name: string, path = process.env.PATH ?? ''): string | 
   return undefined;
 }
 
-/** Probes the machine (about 10 ms: one bwrap trial). */
+/** Probes the machine (about 15 ms: one bwrap and one bash trial). */
 export async function probeHost(): Promise<HostCapabilities> {
   const tools: IsolationTools = {
     bwrap: findTool('bwrap'),
@@ -70,6 +70,14 @@ export async function probeHost(): Promise<HostCapabilities> {
     unshare: findTool('unshare'),
     mount: findTool('mount'),
   };
+  // The waiting launcher reads NUL-separated words with `mapfile -d ''` (bash 4.4 and later).
+  if (tools.bash) {
+    try {
+      await run(tools.bash, ['-c', "mapfile -d '' -t a </dev/null"], { timeout: 5000, env: {} });
+    } catch {
+      tools.bash = undefined;
+    }
+  }
   const root = process.geteuid?.() === 0;
   let userNamespaces = false;
   if (tools.bwrap) {

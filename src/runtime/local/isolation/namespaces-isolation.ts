@@ -75,6 +75,7 @@ export class NamespacesIsolation implements Isolation {
   readonly #live = new Set<NamespacesSandbox>();
   /** Launchers waiting in the cgroups of spare slots, by network namespace (waiting-launcher.ts). */
   readonly #waiting = new Map<string, { launcher: WaitingLauncher; cgroup: InstanceCgroup }>();
+  #closed = false;
   /** Backstop for an exit without close(): kill, drop networks and the fence now; the next runtime reaps the rest. */
   readonly #exitSync = () => {
     for (const s of this.#live) s.abandonSync();
@@ -125,10 +126,15 @@ export class NamespacesIsolation implements Isolation {
     const plan = await this.#slots?.take(spec.name, spec.sandbox?.publicEgress === true);
     const id = plan?.netns ?? `${spec.name}-${process.pid}`;
     const root = join(this.#o.dir, id);
-    const waiting = plan ? this.#takeLauncher(plan) : undefined;
+    const w = plan ? this.#takeLauncher(plan) : undefined;
+    const waiting = w?.launcher;
     const cleanup: Array<() => Promise<void> | void> = [];
     try {
-      if (waiting) cleanup.push(() => waiting.cancel());
+      if (w) {
+        // Its cgroups are the sandbox's own below; removed here too when prepare fails before they are made.
+        cleanup.push(() => w.cgroup.remove());
+        cleanup.push(() => w.launcher.cancel());
+      }
       cleanup.push(() => rmSync(root, { recursive: true, force: true }));
       writeRecord(root, { owner: process.pid, instance: spec.name, netns: plan?.netns });
       if (plan) {
@@ -196,10 +202,11 @@ export class NamespacesIsolation implements Isolation {
 
   async close(): Promise<void> {
     process.off('exit', this.#exitSync);
+    this.#closed = true; // a spare being made now gets no launcher
+    await this.#slots?.close();
     for (const w of this.#waiting.values()) w.launcher.cancel();
     await Promise.all([...this.#waiting.values()].map((w) => w.cgroup.remove()));
     this.#waiting.clear();
-    await this.#slots?.close();
     await this.#fence?.close();
     if (this.#o.caps.cgroups) removeCgroupParents(this.#o.caps.cgroups);
   }
@@ -210,7 +217,7 @@ export class NamespacesIsolation implements Isolation {
    */
   #launcherFor(plan: SlotPlan): void {
     const { cgroups, tools } = this.#o.caps;
-    if (!cgroups || !tools.bash || !tools.env) return;
+    if (this.#closed || !cgroups || !tools.bash || !tools.env) return;
     const { cpu, ...layout } = cgroups;
     try {
       const cgroup = new InstanceCgroup(layout, plan.netns);
@@ -224,13 +231,11 @@ export class NamespacesIsolation implements Isolation {
     }
   }
 
-  /** The launcher waiting in `plan`'s cgroups, if it still can run (else none: the start spawns its own). */
-  #takeLauncher(plan: SlotPlan): WaitingLauncher | undefined {
+  /** The launcher made for `plan`'s slot and its cgroups (alive or not: the sandbox's launch checks). */
+  #takeLauncher(plan: SlotPlan): { launcher: WaitingLauncher; cgroup: InstanceCgroup } | undefined {
     const w = this.#waiting.get(plan.netns);
     this.#waiting.delete(plan.netns);
-    if (w?.launcher.alive) return w.launcher;
-    w?.launcher.cancel();
-    return undefined;
+    return w;
   }
 
   /**

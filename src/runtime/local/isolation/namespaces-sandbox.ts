@@ -17,7 +17,7 @@ import { bwrapArgs, isInside, type Mask, TOKEN_DIR, WORK_DIR } from './filesyste
 import type { HostCapabilities } from './host-probe.ts';
 import type { LaunchPlan, Sandbox } from './sandbox.ts';
 import { reachableWithin, type Viewer } from './view-access.ts';
-import type { WaitingLauncher } from './waiting-launcher.ts';
+import { WaitingLauncher } from './waiting-launcher.ts';
 
 /** The port an instance listens on inside its own network namespace. */
 export const SANDBOX_PORT = 8080;
@@ -37,7 +37,7 @@ export interface SandboxParts {
   /** Whose rights bubblewrap resolves paths with (the instance's uid, else this process's). */
   viewer: Viewer;
   cgroup: InstanceCgroup | undefined;
-  /** A launcher already inside (some of) `cgroup`, made with the spare slot; cancelled on release when unused. */
+  /** A launcher already inside (some of) `cgroup`, made with the spare slot (cleanup cancels it when unused). */
   waiting: WaitingLauncher | undefined;
   view: Parameters<typeof bwrapArgs>[0];
   memory: { from: URL; to: string } | undefined;
@@ -85,7 +85,7 @@ export class NamespacesSandbox implements Sandbox {
     const withNet = p.plan ? [nsenter as string, `--net=/run/netns/${p.plan.netns}`, '--', ...withStages] : withStages;
     const procs = p.cgroup?.procsFiles ?? [];
     const waiting = p.waiting;
-    if (waiting?.alive) {
+    if (waiting?.alive && WaitingLauncher.accepts(e)) {
       const [file, ...args] = withNet as [string, ...string[]];
       const plan = { file, args, env: e, cwd: p.spec.workingDir };
       const rest = procs.filter((f) => !waiting.joined.includes(f)); // the cpu cgroup, for a cpu limit
@@ -140,7 +140,6 @@ export class NamespacesSandbox implements Sandbox {
   release(): Promise<void> {
     this.#released ??= (async () => {
       clearInterval(this.#oomTimer);
-      this.#p.waiting?.cancel();
       this.#p.cgroup?.signal('SIGKILL');
       for (const c of [...this.#p.cleanup].reverse()) {
         try {
@@ -155,8 +154,7 @@ export class NamespacesSandbox implements Sandbox {
 
   /** At process exit (synchronous): kills the instance and deletes its network namespace. */
   abandonSync(): void {
-    this.#p.waiting?.abandonSync();
-    this.#p.cgroup?.signal('SIGKILL');
+    this.#p.cgroup?.signal('SIGKILL'); // the waiting launcher too, if unused: it is in these cgroups
     this.#p.cgroup?.thawNow();
     const ip = this.#p.tools.ip;
     if (this.#p.plan && ip) spawnSync(ip, ['netns', 'del', this.#p.plan.netns], { timeout: 2000 });

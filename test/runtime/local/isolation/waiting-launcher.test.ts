@@ -41,28 +41,59 @@ describe('WaitingLauncher', () => {
     assert.equal(Number(readFileSync(joins[0] as string, 'utf8')), pid, 'joined both, in its own process');
     assert.equal(readFileSync(later, 'utf8'), '', 'nothing joined that it was not given yet');
     assert.ok(launcher.alive);
-    const script = 'echo "pid=$$ cwd=$(pwd) a=$A"; echo oops >&2';
+    const script = `echo "pid=$$ cwd=$(pwd) a=$A joined=$(cat ${later})"; echo oops >&2`;
     const child = launcher.start({ file: sh, args: ['-c', script], env: { A: '1' }, cwd: dir }, { out, err }, [later]);
     assert.equal(launcher.alive, false, 'used once');
     assert.equal(await exited(child), 0);
     assert.equal(child.pid, pid, 'the waiting process became the command');
     assert.equal(Number(readFileSync(later, 'utf8')), pid, 'the extra file joined before the command ran');
-    assert.equal(readFileSync(out, 'utf8'), `before\npid=${pid} cwd=${dir} a=1\n`, 'appended, not truncated');
+    // joined=: the command itself read its pid in the extra file, so that join came before it ran.
+    assert.equal(readFileSync(out, 'utf8'), `before\npid=${pid} cwd=${dir} a=1 joined=${pid}\n`, 'appended');
     assert.equal(readFileSync(err, 'utf8'), 'oops\n');
   });
 
-  it('gives the command exactly the environment of the plan, nothing of its own or of the runtime', async (t) => {
+  it('gives the command exactly the environment of the plan, and no value is ever in an argv', async (t) => {
+    const dir = await openTempDir(t, 'tether-launcher-');
+    const procs = join(dir, 'procs');
+    const out = join(dir, 'out');
+    const argvLog = join(dir, 'env-argv');
+    writeFileSync(procs, '');
+    writeFileSync(out, '');
+    // An env that records the words it was given (its argv), then is the real env.
+    const envStub = join(dir, 'env-stub');
+    writeFileSync(envStub, `#!${sh}\nprintf '%s\\n' "$@" > ${argvLog}\nexec ${tools.env} "$@"\n`, { mode: 0o755 });
+    const launcher = WaitingLauncher.spawn({ ...tools, env: envStub }, [procs]);
+    const env = { API_TOKEN: 'hunter2', B: 'two\nlines', C: 'a=b', D: '', PATH: '/usr/bin:/bin' };
+    assert.ok(WaitingLauncher.accepts(env));
+    const child = launcher.start({ file: tools.env, args: ['-0'], env, cwd: dir }, { out, err: out });
+    assert.equal(await exited(child), 0);
+    const seen = readFileSync(out, 'utf8').split('\0').filter(Boolean).sort();
+    assert.deepEqual(seen, ['API_TOKEN=hunter2', 'B=two\nlines', 'C=a=b', 'D=', 'PATH=/usr/bin:/bin']);
+    const argv = readFileSync(argvLog, 'utf8');
+    assert.doesNotMatch(argv, /hunter2/, `a value in an argv: ${argv}`);
+    assert.match(argv, /^-uSHLVL$/m, 'what bash adds is dropped');
+  });
+
+  it('accepts only names bash exports as given (the runtime launches the others with sh)', () => {
+    assert.ok(WaitingLauncher.accepts({ A: '1', _under: 'x', K_SERVICE: 'svc', PWD: '/x' }));
+    for (const name of ['WITH SPACE', '1X', 'A-B', '', 'UID', 'SHELLOPTS', 'BASH_ENV', 'RANDOM', '_', '__tl_a']) {
+      assert.equal(WaitingLauncher.accepts({ [name]: 'v' }), false, name);
+    }
+  });
+
+  it('runs nothing when a join at start fails (exit 125)', async (t) => {
     const dir = await openTempDir(t, 'tether-launcher-');
     const procs = join(dir, 'procs');
     const out = join(dir, 'out');
     writeFileSync(procs, '');
     writeFileSync(out, '');
     const launcher = WaitingLauncher.spawn(tools, [procs]);
-    const env = { A: '1', 'WITH SPACE': 'x y', B: 'two\nlines', C: 'a=b', D: '' };
-    const child = launcher.start({ file: tools.env, args: ['-0'], env, cwd: dir }, { out, err: out });
-    assert.equal(await exited(child), 0);
-    const seen = readFileSync(out, 'utf8').split('\0').filter(Boolean).sort();
-    assert.deepEqual(seen, ['A=1', 'B=two\nlines', 'C=a=b', 'D=', 'WITH SPACE=x y']);
+    const child = launcher.start({ file: sh, args: ['-c', 'echo ran'], env: {}, cwd: dir }, { out, err: out }, [
+      join(dir, 'missing', 'cgroup.procs'),
+    ]);
+    assert.equal(await exited(child), 125);
+    assert.doesNotMatch(readFileSync(out, 'utf8'), /ran/);
+    assert.match(readFileSync(out, 'utf8'), /missing/, 'the failure is in its output file');
   });
 
   it('cannot be started once cancelled', async (t) => {
