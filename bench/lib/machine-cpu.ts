@@ -24,3 +24,10 @@ export function idlePercent(a: CpuTimes, b: CpuTimes): number {
   const total = b.total - a.total;
   return total > 0 ? (100 * (b.idle - a.idle)) / total : Number.NaN;
 }
+
+/** Runs `work` and says how much of the machine's CPU stayed idle meanwhile (0..100). */
+export async function whileIdle<T>(work: () => Promise<T>): Promise<{ value: T; idle: number }> {
+  const before = cpuTimes();
+  const value = await work();
+  return { value, idle: idlePercent(before, cpuTimes()) };
+}

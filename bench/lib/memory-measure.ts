@@ -8,7 +8,7 @@
  */
 
 import { type LoadRequest, type LoadResult, LoopbackClient, runLoad } from './http-load.ts';
-import { cpuTimes, idlePercent } from './machine-cpu.ts';
+import { whileIdle } from './machine-cpu.ts';
 import { MAIN_NAMESPACE, MemoryDataset, rng } from './memory-data.ts';
 import type { ChildServer } from './memory-process.ts';
 import { summarize } from './stats.ts';
@@ -179,9 +179,7 @@ async function rememberWithWrk(
 ) {
   const before = await writeCounters(url);
   const cpu0 = serverCpuMicros();
-  const machine0 = cpuTimes();
-  const w = await wrk.run(url, key, tag, connections, 6);
-  const idle = idlePercent(machine0, cpuTimes());
+  const { value: w, idle } = await whileIdle(() => wrk.run(url, key, tag, connections, 6));
   const cpu1 = serverCpuMicros();
   const after = await writeCounters(url);
   if (w.failed > 0) errors.push(`remember (wrk): ${w.failed} requests not stored`);

@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { LoopbackClient, runLoad } from './http-load.ts';
 import type { LangGraphBaseline } from './langgraph-baseline.ts';
-import { cpuTimes, idlePercent } from './machine-cpu.ts';
+import { whileIdle } from './machine-cpu.ts';
 import type { MemoryDataset } from './memory-data.ts';
 import { loadAndStress, type MemoryPhase } from './memory-load-phase.ts';
 import {
@@ -181,11 +181,13 @@ async function measureTwo(
   const wrkRuns = wrk
     ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `t${size}s${round}r${n}x`, half, 6)))
     : null;
-  const machine0 = cpuTimes();
-  const manyRuns = wrk
-    ? await Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `u${size}s${round}r${n}x`, MANY / 2, 6)))
+  const many = wrk
+    ? await whileIdle(() =>
+        Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `u${size}s${round}r${n}x`, MANY / 2, 6))),
+      )
     : null;
-  const idleMany = manyRuns ? idlePercent(machine0, cpuTimes()) : Number.NaN;
+  const manyRuns = many?.value ?? null;
+  const idleMany = many?.idle ?? Number.NaN;
   const after = await Promise.all(servers.map((srv) => writeCounters(srv.url)));
   for (const r of [...recalls, ...remembers]) {
     if (r.errors > 0) errors.push(`two replicas: ${r.errors}/${r.requests} failed, e.g. ${r.errorSamples[0] ?? ''}`);
@@ -312,15 +314,15 @@ async function measureCapped(
   const out: CappedFigures = { millicores: s.replicaCpu as number, one: [], two: [], idleOne: [], idleTwo: [] };
   for (let round = 0; round < s.rounds; round++) {
     log(`  postgres, replicas capped at ${out.millicores}m each, round ${round + 1}/${s.rounds}`);
-    let m0 = cpuTimes();
-    const one = await wrk.run(servers[0].url, key, `k${size}s${round}r`, MANY, 6);
-    out.idleOne.push(idlePercent(m0, cpuTimes()));
-    out.one.push(one.perSecond);
-    m0 = cpuTimes();
-    const two = await Promise.all(
-      servers.map((srv, n) => wrk.run(srv.url, key, `q${size}s${round}r${n}x`, MANY / 2, 6)),
+    const { value: one, idle: idleOne } = await whileIdle(() =>
+      wrk.run(servers[0].url, key, `k${size}s${round}r`, MANY, 6),
     );
-    out.idleTwo.push(idlePercent(m0, cpuTimes()));
+    out.idleOne.push(idleOne);
+    out.one.push(one.perSecond);
+    const { value: two, idle: idleTwo } = await whileIdle(() =>
+      Promise.all(servers.map((srv, n) => wrk.run(srv.url, key, `q${size}s${round}r${n}x`, MANY / 2, 6))),
+    );
+    out.idleTwo.push(idleTwo);
     out.two.push(two.reduce((sum, w) => sum + w.perSecond, 0));
     for (const w of [one, ...two]) if (w.failed > 0) errors.push(`capped replicas (wrk): ${w.failed} not stored`);
   }
