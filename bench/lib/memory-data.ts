@@ -249,3 +249,8 @@ export class MemoryDataset {
     return out;
   }
 }
+
+/** The exact recall of one fact: `GET /v1/memories?subject=…&predicate=…`. */
+export function recallRequest(k: { subject: string; predicate: string }): { method: 'GET'; path: string } {
+  return { method: 'GET', path: `/v1/memories?subject=${encodeURIComponent(k.subject)}&predicate=${k.predicate}` };
+}

@@ -9,7 +9,7 @@
 
 import { type LoadRequest, type LoadResult, LoopbackClient, runLoad } from './http-load.ts';
 import { whileIdle } from './machine-cpu.ts';
-import { MAIN_NAMESPACE, MemoryDataset, rng } from './memory-data.ts';
+import { MAIN_NAMESPACE, MemoryDataset, recallRequest, rng } from './memory-data.ts';
 import type { ChildServer } from './memory-process.ts';
 import { summarize } from './stats.ts';
 import { CITIES } from './words.ts';
@@ -235,13 +235,8 @@ export async function measureServer(o: MeasureOptions): Promise<Figures> {
   const PHASES = o.phases;
   const headers = { authorization: `Bearer ${key}` };
   const rand = rng(1000 + round);
-  const recallReq = (i: number): LoadRequest => {
-    const k = wl.keys[(i + round * 7919 + wl.keys.length * 8) % wl.keys.length]!;
-    return {
-      method: 'GET',
-      path: `/v1/memories?subject=${encodeURIComponent(k.subject)}&predicate=${k.predicate}`,
-    };
-  };
+  const recallReq = (i: number): LoadRequest =>
+    recallRequest(wl.keys[(i + round * 7919 + wl.keys.length * 8) % wl.keys.length]!);
   const skipped: LoadResult = {
     requests: 0,
     errors: 0,

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { LoopbackClient, runLoad } from './http-load.ts';
 import type { LangGraphBaseline } from './langgraph-baseline.ts';
 import { whileIdle } from './machine-cpu.ts';
-import type { MemoryDataset } from './memory-data.ts';
+import { type MemoryDataset, recallRequest } from './memory-data.ts';
 import { loadAndStress, type MemoryPhase } from './memory-load-phase.ts';
 import {
   CLIENTS,
@@ -144,13 +144,7 @@ async function measureTwo(
         maxRequests: 20_000,
         maxMs: 2_500,
         warmup: 50,
-        request: (i) => {
-          const k = wl.keys[(i * 2 + n + round * 7919 + wl.keys.length * 8) % wl.keys.length]!;
-          return {
-            method: 'GET',
-            path: `/v1/memories?subject=${encodeURIComponent(k.subject)}&predicate=${k.predicate}`,
-          };
-        },
+        request: (i) => recallRequest(wl.keys[(i * 2 + n + round * 7919 + wl.keys.length * 8) % wl.keys.length]!),
       }),
     ),
   );
@@ -334,11 +328,7 @@ async function warm(server: ChildServer, key: string, wl: ReturnType<typeof work
   const client = new LoopbackClient(server.url, { headers: { authorization: `Bearer ${key}` } });
   try {
     for (let i = 0; i < 300; i++) {
-      const k = wl.keys[i % wl.keys.length]!;
-      await client.send({
-        method: 'GET',
-        path: `/v1/memories?subject=${encodeURIComponent(k.subject)}&predicate=${k.predicate}`,
-      });
+      await client.send(recallRequest(wl.keys[i % wl.keys.length]!));
     }
   } finally {
     client.close();

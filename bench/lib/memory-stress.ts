@@ -5,7 +5,7 @@
  * before and after and its peak (VmHWM). Recall keys and queries come from the dataset's sample.
  */
 import { type LoadRequest, runLoad } from './http-load.ts';
-import type { MemoryDataset } from './memory-data.ts';
+import { type MemoryDataset, recallRequest } from './memory-data.ts';
 
 /** Runs the three phases; returns requests done per phase and any failures. */
 export async function stressPhases(
@@ -18,10 +18,7 @@ export async function stressPhases(
   const headers = { authorization: `Bearer ${key}` };
   const run = (request: (i: number) => LoadRequest) =>
     runLoad({ url, headers, concurrency: o.clients, maxRequests: 10_000_000, maxMs: o.seconds * 1000, request });
-  const recall = await run((i) => {
-    const k = wl.keys[i % wl.keys.length]!;
-    return { method: 'GET', path: `/v1/memories?subject=${encodeURIComponent(k.subject)}&predicate=${k.predicate}` };
-  });
+  const recall = await run((i) => recallRequest(wl.keys[i % wl.keys.length]!));
   const search = await run((i) => ({
     method: 'GET',
     path: `/v1/memories?q=${encodeURIComponent(wl.queries[i % wl.queries.length]!.join(' '))}`,
