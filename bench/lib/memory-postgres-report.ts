@@ -67,6 +67,20 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
     bound ? `<= ${T.rssMb}` : '',
     bound ? check(pgv <= T.rssMb && (!Number.isFinite(sq) || sq <= T.rssMb)) : '',
   ];
+  /** A row of one replica against two: their figures (when `values`), the ratio and the 2/1 target (when `target`). */
+  const pairRow = (name: string, one: number, two: number, o: { values: boolean; target: boolean }): string[] => [
+    name,
+    '',
+    o.values ? fmt(one) : '',
+    '',
+    o.values ? fmt(two) : '',
+    o.target ? ratio(two, one) : '',
+    '',
+    '',
+    o.target ? `>= ${fmt(T.twoReplicas)}x` : '',
+    o.target && atTarget ? check(two / one >= T.twoReplicas) : '',
+  ];
+  const c = r.capped;
   const rows: string[][] = [
     [
       'metric',
@@ -115,18 +129,24 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
     row('remembers per commit (group commit)', 'perCommit', { two: 'perCommit' }),
     row('server CPU us per remember (wrk)', 'cpuPerRemember'),
     row(`remember p99 ms (${CLIENTS} connections, wrk)`, 'rememberP99', { two: 'rememberP99', lg: 'rememberP99' }),
-    [
-      'remembers/s, two replicas vs one',
-      '',
-      '',
-      '',
-      '',
-      ratio(twoRemembers, oneRemembers),
-      '',
-      '',
-      `>= ${fmt(T.twoReplicas)}x`,
-      atTarget ? check(twoRemembers / oneRemembers >= T.twoReplicas) : '',
-    ],
+    pairRow('remembers/s, two replicas vs one', oneRemembers, twoRemembers, { values: false, target: true }),
+    ...(c
+      ? [
+          pairRow(
+            `remembers/s, replicas capped at ${c.millicores}m each (wrk, ${MANY})`,
+            median(c.one),
+            median(c.two),
+            {
+              values: true,
+              target: true,
+            },
+          ),
+          pairRow('machine CPU idle %, capped replicas', median(c.idleOne), median(c.idleTwo), {
+            values: true,
+            target: false,
+          }),
+        ]
+      : []),
     memRow('server RSS MB after loading over HTTP', sqlite?.loadRssMb ?? Number.NaN, r.loadRssMb, false),
     memRow(
       'server RSS MB after 10 s each recall/search/remember',
@@ -137,40 +157,6 @@ export function postgresReport(size: number, sqlite: SizeResult | null, r: Postg
     memRow('server peak RSS MB over load + those 30 s (VmHWM)', sqlite?.loadPeakMb ?? Number.NaN, r.loadPeakMb, true),
     memRow('server peak RSS MB, whole run of the server (VmHWM)', sqlite?.peakMb ?? Number.NaN, r.peakMb, true),
   ];
-  const c = r.capped;
-  if (c) {
-    const one = median(c.one);
-    const two = median(c.two);
-    const after = rows.findIndex((row) => row[0] === 'remembers/s, two replicas vs one') + 1;
-    rows.splice(
-      after,
-      0,
-      [
-        `remembers/s, replicas capped at ${c.millicores}m each (wrk, ${MANY})`,
-        '',
-        fmt(one),
-        '',
-        fmt(two),
-        ratio(two, one),
-        '',
-        '',
-        `>= ${fmt(T.twoReplicas)}x`,
-        atTarget ? check(two / one >= T.twoReplicas) : '',
-      ],
-      [
-        'machine CPU idle %, capped replicas',
-        '',
-        fmt(median(c.idleOne)),
-        '',
-        fmt(median(c.idleTwo)),
-        '',
-        '',
-        '',
-        '',
-        '',
-      ],
-    );
-  }
   const head =
     `== ${fmt(size)} events (PostgreSQL holds ${fmt(r.events)} events, database ${fmt(r.dbMb)} MB; ` +
     `loaded over HTTP in ${fmt(r.loadSecs)} s at ${fmt(r.loadRate)} statements/s` +
