@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
+import { LOOPBACK_PORTS } from './helpers/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
@@ -101,7 +102,7 @@ describe('tether gateway (command line)', () => {
   });
 
   it('serves the example services, then on SIGTERM stops with every instance gone', async (t) => {
-    const run = runCli(['--services', 'examples/services', '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
+    const run = runCli(['--services', 'examples/services', ...LOOPBACK_PORTS]);
     t.after(() => run.child.kill('SIGKILL'));
     const { publicUrl, adminUrl } = await listening(run);
     assert.match(run.out(), /image is ignored by the local runtime/);
@@ -129,18 +130,7 @@ describe('tether gateway (command line)', () => {
         'serving.knative.dev/session-affinity-cookie': 'orph',
       }),
     );
-    const args = [
-      '--services',
-      file,
-      '--port',
-      '0',
-      '--admin-port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--state-dir',
-      stateDir,
-    ];
+    const args = ['--services', file, ...LOOPBACK_PORTS, '--state-dir', stateDir];
     const first = runCli(args);
     t.after(() => first.child.kill('SIGKILL'));
     const { adminUrl } = await listening(first);
@@ -204,10 +194,7 @@ describe('tether gateway (command line)', () => {
     t.after(() => rm(data, { recursive: true, force: true }));
     const file = await writeManifest(t, serviceYaml('named', { 'serving.knative.dev/session-affinity-cookie': 'app' }));
     const claimOnce = async (dir: string, env: Record<string, string | undefined> = {}) => {
-      const run = runCli(
-        ['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1', '--data', dir],
-        env,
-      );
+      const run = runCli(['--services', file, ...LOOPBACK_PORTS, '--data', dir], env);
       t.after(() => run.child.kill('SIGKILL'));
       const { publicUrl, adminUrl } = await listening(run);
       assert.equal(
@@ -241,7 +228,7 @@ describe('tether gateway (command line)', () => {
 
   it('reloads its manifests on SIGHUP: a new service is served, a removed one is gone, a broken file changes nothing', async (t) => {
     const file = await writeManifest(t, serviceYaml('first', {}));
-    const run = runCli(['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1']);
+    const run = runCli(['--services', file, ...LOOPBACK_PORTS]);
     t.after(() => run.child.kill('SIGKILL'));
     const { publicUrl } = await listening(run);
     const status = async (name: string) => (await send(publicUrl, { host: `${name}.default.example.com` })).status;

@@ -12,6 +12,7 @@ import { SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../src/ku
 import { send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
 import { type KubeDouble, startKubeDouble } from '../kube/double.ts';
 import { kubeServiceYaml } from '../runtime/kubernetes/helpers.ts';
+import { LOOPBACK_PORTS } from './helpers/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
@@ -55,12 +56,7 @@ const kubeArgs = (file: string) => [
   'agents',
   '--memory-url',
   'http://tether-memory.tether.svc.cluster.local:8080',
-  '--port',
-  '0',
-  '--admin-port',
-  '0',
-  '--host',
-  '127.0.0.1',
+  ...LOOPBACK_PORTS,
 ];
 
 describe('tether gateway --runtime kubernetes (command line)', () => {

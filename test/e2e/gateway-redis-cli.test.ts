@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { serviceYaml, writeManifest } from '../gateway/helpers/harness.ts';
-import { gatewayExit } from './helpers/gateway-process.ts';
+import { gatewayExit, LOOPBACK_PORTS } from './helpers/gateway-process.ts';
 
 const PASSWORD = 'Sup3rSecretPw';
 
 describe('tether gateway: bad session store flags', () => {
   it('a bad --redis-url (or TETHER_REDIS_URL) exits non-zero naming host and port, never the password', async (t) => {
     const file = await writeManifest(t, serviceYaml('svc', {}));
-    const base = ['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1'];
+    const base = ['--services', file, ...LOOPBACK_PORTS];
     const cases: Array<[string[], Record<string, string>, RegExp]> = [
       [['--redis-url', `redis://ops:${PASSWORD}@cache.internal:70000/0`], {}, /--redis-url: .*cache\.internal.*70000/],
       [['--redis-url', `http://ops:${PASSWORD}@cache.internal:6379/0`], {}, /scheme .*host cache\.internal:6379/],

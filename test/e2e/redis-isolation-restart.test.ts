@@ -16,7 +16,7 @@ import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor } from '../gateway/helpers/harness.ts';
 import { startRedis } from '../helpers/redis.ts';
 import { openTempDir, ourNetworks } from '../runtime/local/isolation/helpers.ts';
-import { type AdminSession, adminJson, runGateway } from './helpers/gateway-process.ts';
+import { type AdminSession, adminJson, LOOPBACK_PORTS, runGateway } from './helpers/gateway-process.ts';
 
 /** Pids whose environment names the instance (what a leftover would be). */
 function processesOf(instance: string): number[] {
@@ -62,7 +62,7 @@ describe('tether gateway --session-store redis --isolation namespaces: SIGKILL a
       ),
     );
     const args = [
-      ...['--services', file, '--port', '0', '--admin-port', '0', '--host', '127.0.0.1', '--state-dir', stateDir],
+      ...['--services', file, ...LOOPBACK_PORTS, '--state-dir', stateDir],
       ...['--session-store', 'redis', '--redis-url', redis.url, '--redis-prefix', redis.prefix()],
       ...['--gateway-id', 'gw-iso', '--isolation', 'namespaces', '--new-sessions-per-minute', '0'],
     ];

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
 import { startRedis } from '../helpers/redis.ts';
-import { type AdminSession, adminJson, runGateway } from './helpers/gateway-process.ts';
+import { type AdminSession, adminJson, LOOPBACK_PORTS, runGateway } from './helpers/gateway-process.ts';
 
 const KEEP = 'keep.default.example.com';
 const NAP = 'nap.default.example.com';
@@ -63,12 +63,7 @@ describe('tether gateway --session-store redis: SIGKILL and restart', () => {
     const args = [
       '--services',
       file,
-      '--port',
-      '0',
-      '--admin-port',
-      '0',
-      '--host',
-      '127.0.0.1',
+      ...LOOPBACK_PORTS,
       '--state-dir',
       stateDir,
       '--session-store',

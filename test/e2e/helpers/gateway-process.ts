@@ -14,6 +14,9 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
 const SECRETS = { TETHER_CLAIM_SECRET: 'c'.repeat(64), TETHER_SESSION_SECRET: 's'.repeat(64) };
 
+/** The flags of a test gateway on loopback with ports the OS picks. */
+export const LOOPBACK_PORTS: readonly string[] = ['--port', '0', '--admin-port', '0', '--host', '127.0.0.1'];
+
 /** A running gateway process. */
 export interface GatewayRun {
   child: ChildProcess;
