@@ -14,10 +14,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../src/common/log.ts';
 import { startGateway } from '../src/gateway/gateway.ts';
 import { benchKubernetesSessions } from './lib/gateway-kube.ts';
 import {
+  benchGatewayOptions,
   DURATION_S,
   firstByte,
   fmt,
@@ -123,16 +123,7 @@ async function main(): Promise<void> {
       service('cold', { 'serving.knative.dev/session-timeout': '100ms' }),
     ].join('---\n'),
   );
-  const gw = await startGateway({
-    services: file,
-    port: 0,
-    adminPort: 0,
-    host: '127.0.0.1',
-    log: silentLogger(),
-    reconcileIntervalMs: 20,
-    graceMs: 1000,
-    newSessionsPerMinute: 0, // the bench makes many sessions from one address
-  });
+  const gw = await startGateway(benchGatewayOptions(file));
   let nginxChild: ChildProcess | undefined;
   let nodeMinChild: ChildProcess | undefined;
   try {

@@ -6,10 +6,25 @@
 import { execFile } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { promisify } from 'node:util';
-import type { Gateway } from '../../src/gateway/gateway.ts';
+import { silentLogger } from '../../src/common/log.ts';
+import type { Gateway, GatewayOptions } from '../../src/gateway/gateway.ts';
 import { serviceYaml } from '../../test/gateway/helpers/harness.ts';
 
 export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
+
+/** A bench gateway on `services`: loopback, ports the OS picks, quick reconciles, no new-session limit (one address makes them all). */
+export function benchGatewayOptions(services: string): GatewayOptions {
+  return {
+    services,
+    port: 0,
+    adminPort: 0,
+    host: '127.0.0.1',
+    log: silentLogger(),
+    reconcileIntervalMs: 20,
+    graceMs: 1000,
+    newSessionsPerMinute: 0,
+  };
+}
 
 export interface Load {
   rps: number;

@@ -12,12 +12,22 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/common/log.ts';
-import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway/gateway.ts';
+import { type Gateway, startGateway } from '../../src/gateway/gateway.ts';
 import { RedisSessionStore } from '../../src/sessions/redis/redis-store.ts';
 import { parseRedisUrl } from '../../src/sessions/redis/redis-url.ts';
 import { killRecorded } from '../../test/gateway/redis/helpers.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
-import { firstByte, fmt, instances, type Load, load, pct, service, until } from './gateway-load.ts';
+import {
+  benchGatewayOptions,
+  firstByte,
+  fmt,
+  instances,
+  type Load,
+  load,
+  pct,
+  service,
+  until,
+} from './gateway-load.ts';
 import { which } from './which.ts';
 
 const CONNECTIONS = 16;
@@ -102,16 +112,7 @@ export async function compareRedis(): Promise<void> {
         }),
       ].join('---\n'),
     );
-    const base: GatewayOptions = {
-      services: file,
-      port: 0,
-      adminPort: 0,
-      host: '127.0.0.1',
-      log: silentLogger(),
-      reconcileIntervalMs: 20,
-      graceMs: 1000,
-      newSessionsPerMinute: 0,
-    };
+    const base = benchGatewayOptions(file);
     const redisStore = (prefix: string) =>
       new RedisSessionStore({ target: parseRedisUrl(redis.url), prefix, log: silentLogger() });
     const memStateDir = join(dir, 'state-memory');
