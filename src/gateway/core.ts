@@ -93,6 +93,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     }
     let next = Number.POSITIVE_INFINITY;
     for (const svc of services) {
+      if (o.store.durable) scheduler.touchBusyForeign(svc);
       try {
         next = Math.min(next, reconcileService(svc, { pool, table, clock: o.clock, drain, room }));
       } catch (err) {

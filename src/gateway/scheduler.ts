@@ -10,7 +10,7 @@
 import type { Clock } from '../common/clock.ts';
 import { isTetherError, type TetherError, unavailable } from '../common/errors.ts';
 import { sessionKeyHash } from '../sessions/session-hash.ts';
-import { type SessionStore, sessionId } from '../sessions/session-store.ts';
+import { type InstanceRecord, type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { NewSessionLimit } from './new-session-limit.ts';
@@ -42,6 +42,13 @@ export interface SchedulerOptions {
   /** New sessions per client address (issue 9 item 4). @default no limit */
   limit?: NewSessionLimit;
 }
+
+/** True when a foreign entry still points at the instance `rec` describes (same process, same address). */
+const sameInstance = (entry: InstanceEntry, rec: InstanceRecord): boolean =>
+  entry.name === rec.name &&
+  entry.incarnation === rec.incarnation &&
+  entry.host === rec.host &&
+  entry.port === rec.port;
 
 /** Session placement and the wait queue. */
 export class Scheduler {
@@ -113,6 +120,20 @@ export class Scheduler {
     if (s.instance.foreign) this.#touchForeign(s);
   }
 
+  /**
+   * Tells the owners of foreign sessions with requests open here (a stream, a WebSocket) that they are
+   * still active: `release` writes activity only when a request ends, and the owner's idle timer sees
+   * nothing else of it. Called on every reconcile pass; the store is written at most once a second.
+   */
+  touchBusyForeign(svc: ServiceState): void {
+    const now = this.#o.clock.now();
+    for (const { session } of svc.foreign.values()) {
+      if (session.inflight === 0 || !session.live) continue;
+      session.lastActive = now;
+      this.#touchForeign(session);
+    }
+  }
+
   /** Serves queued waiters while slots are free (FIFO). */
   drain(svc: ServiceState): void {
     while (svc.queue.length > 0) {
@@ -159,6 +180,14 @@ export class Scheduler {
       return undefined;
     }
     const inst = await this.#foreignInstance(svc, rec.id, rec.instance, signal);
+    const prev = cached?.session;
+    if (prev?.live && prev.gateway === rec.gateway && sameInstance(prev.instance, inst)) {
+      // Still bound there: keep the entry, whose open requests (a stream) keep telling the owner.
+      prev.expiresAt = rec.expiresAt;
+      prev.lastActive = Math.max(prev.lastActive, rec.lastActive);
+      svc.foreign.set(id, { session: prev, checkedAt: now });
+      return prev;
+    }
     const session: SessionEntry = {
       id,
       key,
