@@ -114,8 +114,11 @@ export function validatePredicates(predicates: PredicateDef[]): void {
 }
 
 /**
- * Refuses a change of value type for any predicate that existed before.
- * @throws {TetherError} 400 naming the predicate.
+ * Refuses a change of value type for any predicate that existed before, and an alias that takes the
+ * name of an earlier predicate: facts are stored under the name they were written with, so making an
+ * old name an alias of a new one (a rename) would hide their history and leave two current values of
+ * a single fact. Renaming is not supported; an alias can only be a name no version has defined.
+ * @throws {TetherError} 400 naming the field.
  */
 export function checkRegistryChange(before: readonly PredicateDef[], next: PredicateDef[]): void {
   const old = new Map(before.map((d) => [d.name, d]));
@@ -127,6 +130,14 @@ export function checkRegistryChange(before: readonly PredicateDef[], next: Predi
         `the value type of '${def.name}' cannot change (was ${prev.valueType}, got ${def.valueType})`,
       );
     }
+    (def.aliases ?? []).forEach((alias, j) => {
+      if (alias !== def.name && old.has(alias)) {
+        throw invalidRequest(
+          `predicates[${i}].aliases[${j}]`,
+          `'${alias}' is a predicate of an earlier version, with its facts stored under that name: it cannot become an alias of '${def.name}' (renaming a predicate is not supported; keep '${alias}')`,
+        );
+      }
+    });
   });
 }
 

@@ -159,6 +159,20 @@ describe('checkRegistryChange', () => {
       /'birthday' cannot change \(was date, got string\)/,
     );
   });
+
+  it('refuses an alias that takes the name of an earlier predicate (a rename), naming the alias', () => {
+    throwsField(
+      () =>
+        checkRegistryChange(before, [
+          def('full_name', { aliases: ['nickname', 'name'] }),
+          def('birthday', { valueType: 'date' }),
+        ]),
+      'predicates[0].aliases[1]',
+      /'name' is a predicate of an earlier version.*cannot become an alias of 'full_name'/,
+    );
+    // A name no version defined is a fine alias, and so is a predicate's own name.
+    checkRegistryChange(before, [def('name', { aliases: ['name', 'called'] }), def('birthday', { valueType: 'date' })]);
+  });
 });
 
 describe('versionAt', () => {

@@ -67,6 +67,27 @@ describe('GET then PUT /v1/registry', () => {
     );
   });
 
+  it('refuses a rename (an old name made an alias) with 400 naming the alias, and the facts keep their name', async () => {
+    const remembered = await srv.call('POST', '/v1/memories', {
+      key: agentKey,
+      body: { subject: 'bob', predicate: 'lives_in', value: 'Berlin' },
+    });
+    assert.equal(remembered.status, 200, JSON.stringify(remembered.body));
+    const got = await srv.call('GET', '/v1/registry?tenant=regrt', { key: srv.adminKey });
+    const predicates = got.body.predicates.map((p: { name: string; aliases: string[] }) =>
+      p.name === 'lives_in' ? { ...p, name: 'home_city', aliases: ['lives_in', 'city'] } : p,
+    );
+    const put = await srv.call('PUT', '/v1/registry', { key: srv.adminKey, body: { tenant: 'regrt', predicates } });
+    assert.equal(put.status, 400, JSON.stringify(put.body));
+    assert.equal(put.body.error.code, 'invalid_request');
+    assert.match(put.body.error.message, /^predicates\[\d+\]\.aliases\[0\]: .*renaming a predicate is not supported/);
+    const moved = await srv.call('POST', '/v1/memories', {
+      key: agentKey,
+      body: { subject: 'bob', predicate: 'lives_in', value: 'Oslo' },
+    });
+    assert.deepEqual(moved.body.superseded, ['Berlin'], JSON.stringify(moved.body));
+  });
+
   it('refuses an agent key with 403 before looking at the body', async () => {
     const r = await srv.call('PUT', '/v1/registry', { key: agentKey, body: { predicates: 'not a list' } });
     assert.equal(r.status, 403);
