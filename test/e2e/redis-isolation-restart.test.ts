@@ -8,32 +8,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type AdminInstance, isGone, send, serviceYaml, waitFor } from '../gateway/helpers/harness.ts';
+import { type AdminInstance, send, serviceYaml, waitFor } from '../gateway/helpers/harness.ts';
 import { startRedis } from '../helpers/redis.ts';
-import { openTempDir, ourNetworks } from '../runtime/local/isolation/helpers.ts';
+import { openTempDir, ourNetworks, processesOf } from '../runtime/local/isolation/helpers.ts';
 import { type AdminSession, adminJson, LOOPBACK_PORTS, runGateway } from './helpers/gateway-process.ts';
-
-/** Pids whose environment names the instance (what a leftover would be). */
-function processesOf(instance: string): number[] {
-  const marker = `TETHER_INSTANCE=${instance}`;
-  const out: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/environ`, 'utf8').split('\0').includes(marker) && !isGone(Number(e))) {
-        out.push(Number(e));
-      }
-    } catch {
-      // gone, or not readable
-    }
-  }
-  return out;
-}
 
 function netnsOf(pid: number): string {
   return execFileSync('ip', ['netns', 'identify', String(pid)], { encoding: 'utf8' }).trim();

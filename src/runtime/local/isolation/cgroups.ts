@@ -180,6 +180,15 @@ export class InstanceCgroup {
     }
   }
 
+  /** The file that thaws this instance and the value to write there (none without a freezer). */
+  get thawWrite(): { file: string; value: string } | undefined {
+    const f = this.#layout.freezer;
+    if (!f) return undefined;
+    return f.kind === 'v1'
+      ? { file: this.#file('freezer', 'freezer.state'), value: 'THAWED' }
+      : { file: this.#file('freezer', 'cgroup.freeze'), value: '0' };
+  }
+
   /** Freezes every process of the instance; resolves once the kernel reports it frozen. */
   async freeze(timeoutMs = 2000): Promise<void> {
     const f = this.#layout.freezer;

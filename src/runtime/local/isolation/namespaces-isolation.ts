@@ -34,6 +34,7 @@ import { NamespacesSandbox, SANDBOX_PORT } from './namespaces-sandbox.ts';
 import { destroyNetwork, hostNetworks } from './network.ts';
 import { NetworkSlots } from './network-slots.ts';
 import type { Isolation, Sandbox } from './sandbox.ts';
+import { ThawWatchdog } from './thaw-watchdog.ts';
 import { projectToken } from './token-projection.ts';
 import { blockedAbove, outermost, unusable, type Viewer } from './view-access.ts';
 import { WaitingLauncher } from './waiting-launcher.ts';
@@ -73,6 +74,7 @@ export class NamespacesIsolation implements Isolation {
   readonly #slots: NetworkSlots | undefined;
   readonly #memory: { url: URL; route: MemoryRoute } | undefined;
   readonly #live = new Set<NamespacesSandbox>();
+  readonly #thawWatchdog = new ThawWatchdog();
   /** Launchers waiting in the cgroups of spare slots, by network namespace (waiting-launcher.ts). */
   readonly #waiting = new Map<string, { launcher: WaitingLauncher; cgroup: InstanceCgroup }>();
   #closed = false;
@@ -174,6 +176,7 @@ export class NamespacesIsolation implements Isolation {
         uid,
         viewer,
         cgroup,
+        thawWatchdog: this.#thawWatchdog,
         waiting,
         view: {
           hostname: spec.name,
@@ -202,6 +205,7 @@ export class NamespacesIsolation implements Isolation {
 
   async close(): Promise<void> {
     process.off('exit', this.#exitSync);
+    this.#thawWatchdog.close();
     this.#closed = true; // a spare being made now gets no launcher
     await this.#slots?.close();
     for (const w of this.#waiting.values()) w.launcher.cancel();

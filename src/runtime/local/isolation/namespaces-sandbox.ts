@@ -16,6 +16,7 @@ import type { InstanceCgroup } from './cgroups.ts';
 import { bwrapArgs, isInside, type Mask, TOKEN_DIR, WORK_DIR } from './filesystem-view.ts';
 import type { HostCapabilities } from './host-probe.ts';
 import type { LaunchPlan, Sandbox } from './sandbox.ts';
+import type { ThawWatchdog } from './thaw-watchdog.ts';
 import { reachableWithin, type Viewer } from './view-access.ts';
 import { WaitingLauncher } from './waiting-launcher.ts';
 
@@ -37,6 +38,8 @@ export interface SandboxParts {
   /** Whose rights bubblewrap resolves paths with (the instance's uid, else this process's). */
   viewer: Viewer;
   cgroup: InstanceCgroup | undefined;
+  /** Told of the cgroup before its first freeze, to thaw it should this process die (thaw-watchdog.ts). */
+  thawWatchdog: ThawWatchdog;
   /** A launcher already inside (some of) `cgroup`, made with the spare slot (cleanup cancels it when unused). */
   waiting: WaitingLauncher | undefined;
   view: Parameters<typeof bwrapArgs>[0];
@@ -119,6 +122,8 @@ export class NamespacesSandbox implements Sandbox {
 
   async pause(): Promise<void> {
     const cg = this.#p.cgroup;
+    const thaw = cg?.thawWrite;
+    if (thaw) this.#p.thawWatchdog.watch(thaw.file, thaw.value);
     if (cg?.canFreeze) await cg.freeze();
     else this.#signalAll('SIGSTOP');
   }

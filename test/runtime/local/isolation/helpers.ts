@@ -5,7 +5,7 @@
  * the probe app's instance spec, and JSON requests to an instance.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,6 +15,7 @@ import { createIsolation } from '../../../../src/runtime/local/isolation/choose-
 import type { HostCapabilities } from '../../../../src/runtime/local/isolation/host-probe.ts';
 import { LocalRuntime } from '../../../../src/runtime/local/local-runtime.ts';
 import type { InstanceSpec, StartedInstance } from '../../../../src/runtime/runtime.ts';
+import { isGone } from '../../../gateway/helpers/harness.ts';
 
 /** The probe app (test/fixtures/probe-app.mjs). */
 export const PROBE = resolve(import.meta.dirname, '../../../fixtures/probe-app.mjs');
@@ -82,4 +83,21 @@ export function ourNetworks(): string[] {
     .split('\n')
     .map((l) => l.split(' ')[0] ?? '')
     .filter((n) => n.startsWith('tth'));
+}
+
+/** Live pids whose environment names the instance (what a leftover of it would be). */
+export function processesOf(instance: string): number[] {
+  const marker = `TETHER_INSTANCE=${instance}`;
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/environ`, 'utf8').split('\0').includes(marker) && !isGone(Number(e))) {
+        out.push(Number(e));
+      }
+    } catch {
+      // gone, or not readable
+    }
+  }
+  return out;
 }
