@@ -47,6 +47,12 @@ export class KeyService {
   readonly #ttl: number;
   readonly #size: number;
   readonly #cache = new Map<string, { record: KeyRecord; until: number }>();
+  /**
+   * Bumped by every invalidation (revoke, forget, flush). A read of the store that was in flight across
+   * one may hold the record from before a revocation: it answers its own request but is not cached, or
+   * the revoked key would pass here for a whole TTL.
+   */
+  #invalidations = 0;
   readonly stats: KeyCacheStats = { hits: 0, misses: 0 };
 
   constructor(options: KeyServiceOptions) {
@@ -115,17 +121,19 @@ export class KeyService {
   /** Revokes a key; this replica refuses it at once. False when there is no such key. */
   async revoke(id: string): Promise<boolean> {
     const ok = await this.#store.revokeKey(id, this.#clock.now());
-    this.#cache.delete(id);
+    this.forget(id);
     return ok;
   }
 
   /** Drops the cached record of key `id` (another replica revoked it). */
   forget(id: string): void {
+    this.#invalidations++;
     this.#cache.delete(id);
   }
 
   /** Drops every cached record (changes may have been missed). */
   flush(): void {
+    this.#invalidations++;
     this.#cache.clear();
   }
 
@@ -137,9 +145,10 @@ export class KeyService {
       return hit.record;
     }
     this.stats.misses++;
+    const seen = this.#invalidations;
     const record = await this.#store.getKey(id);
     // Unknown ids are not cached: a key minted a moment ago on another replica must work here too.
-    if (record === null) return null;
+    if (record === null || seen !== this.#invalidations) return record;
     if (this.#cache.size >= this.#size) {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#cache.delete(oldest);
