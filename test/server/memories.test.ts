@@ -118,6 +118,11 @@ describe('GET /v1/memories', () => {
       sure.body.beliefs.map((b: { value: string }) => b.value),
       ['peanuts'],
     );
+    // Exponent notation, as String(1e-7) writes it (the SDK's query string).
+    const tiny = await recall('subject=ann&predicate=allergy&min_confidence=1e-7');
+    assert.equal(tiny.status, 200, tiny.text);
+    assert.equal(tiny.body.beliefs.length, 2);
+    assert.equal((await recall('subject=ann&predicate=allergy&min_confidence=9E-1')).body.beliefs.length, 1);
     const medical = await recall('subject=ann&kind=medical');
     assert.deepEqual(
       medical.body.beliefs.map((b: { value: string }) => b.value),

@@ -39,10 +39,12 @@ export const recallQuery = z.strictObject({
   q: z.string().min(1).max(512).optional(),
   as_of: queryInstant.optional(),
   limit: queryInt(1, 1000).optional(),
+  // Any plain or exponent decimal (what JSON and String(number) write, e.g. 1e-7), then the range.
   min_confidence: z
     .string()
-    .regex(/^(0(\.\d+)?|1(\.0+)?)$/, { message: 'must be a number from 0 to 1' })
+    .regex(/^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/, { message: 'must be a number from 0 to 1' })
     .transform(Number)
+    .refine((n) => n >= 0 && n <= 1, { message: 'must be a number from 0 to 1' })
     .optional(),
   kind: z.string().min(1).max(64).optional(),
 });
