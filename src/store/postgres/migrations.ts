@@ -11,6 +11,13 @@ import type pg from 'pg';
 /** Advisory lock id held while migrating ("tether" in ASCII). */
 const MIGRATION_LOCK = 0x746574686572;
 
+/**
+ * How long the lock wait and each migration may take. Not the pool's query timeout (5 s by default):
+ * a migration that builds an index over millions of rows runs longer, and a replica starting meanwhile
+ * waits for the lock as long as that takes.
+ */
+const MIGRATION_TIMEOUT_MS = 60 * 60_000;
+
 const folder = new URL('./migrations/', import.meta.url);
 
 /** The migration files, in order (`NNN-name.sql`). */
@@ -29,8 +36,12 @@ export const SCHEMA_VERSION = migrationFiles().length;
  * @throws {Error} when the database was written by a newer Tether
  */
 export async function migrate(pool: pg.Pool): Promise<number[]> {
-  const client = await pool.connect();
+  const pooled = await pool.connect();
   const applied: number[] = [];
+  const client = {
+    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      pooled.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig),
+  };
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
@@ -64,7 +75,7 @@ export async function migrate(pool: pg.Pool): Promise<number[]> {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
   } finally {
-    client.release();
+    pooled.release();
   }
   return applied;
 }
