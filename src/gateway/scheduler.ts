@@ -284,7 +284,8 @@ export class Scheduler {
     let free: InstanceEntry | undefined;
     for (const i of svc.instances.values()) {
       if (i.warm) {
-        if (room && i.state === 'paused') {
+        // Paused as it should be, or running because its pause failed (it is never paused again: serve it).
+        if (room && (i.state === 'paused' || (i.state === 'running' && !i.resuming))) {
           i.warm = false;
           this.#o.metrics.warmClaims.inc({ service: cfg.name });
           // Refill soon, but after this request: spawning blocks the event loop for a few ms.

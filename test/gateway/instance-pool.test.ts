@@ -32,4 +32,23 @@ describe('InstancePool (fake runtime)', () => {
     assert.equal(svc.crashes, 1);
     assert.equal(Math.round((svc.backoffUntil - Date.now()) / 1000), 2);
   });
+
+  it('a warm instance whose pause failed serves the next new session, running, instead of idling forever', async () => {
+    const { core, svc, runtime } = setupCore({ 'serving.knative.dev/warm-pool': '1' });
+    runtime.failPauses = true;
+    core.reconcile();
+    const [warm] = [...svc.instances.values()];
+    assert.ok(warm);
+    await warm.ready;
+    await settle(core, svc);
+    assert.equal(warm.state, 'running', 'not paused');
+    assert.equal(warm.warm, true);
+    const s = await core.scheduler.acquire(svc, 'new', never);
+    core.scheduler.release(s);
+    assert.equal(s.instance, warm, 'the new session took the warm instance');
+    assert.equal(warm.warm, false);
+    await new Promise((r) => setTimeout(r, 60)); // the refill is poked 25 ms after a claim
+    await settle(core, svc);
+    assert.equal(runtime.count('start'), 2, 'and the pool refills with one start, none for the session');
+  });
 });

@@ -32,6 +32,8 @@ export class FakeRuntime implements InstanceRuntime {
   gate: Promise<void> | undefined;
   /** When true, starts fail. */
   failStarts = false;
+  /** When true, pauses fail (the instance keeps running). */
+  failPauses = false;
   /** When true, each instance dies on its own right after its start resolved (before any warm-up). */
   dieAfterStart = false;
   #pid = 1000;
@@ -50,6 +52,7 @@ export class FakeRuntime implements InstanceRuntime {
   async pause(name: string): Promise<void> {
     this.calls.push(`pause ${name}`);
     if (this.pauseGate) await this.pauseGate;
+    if (this.failPauses) throw new Error(`cannot pause ${name}`);
     const i = this.live.get(name);
     if (i) i.paused = true;
   }
