@@ -33,10 +33,25 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
+/** The wire code a bare status stands for (the first code listed with that status). */
+const STATUS_CODES: Record<number, ErrorCode> = {
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'too_large',
+  429: 'rate_limited',
+  431: 'headers_too_large',
+  500: 'internal',
+  502: 'bad_gateway',
+  503: 'unavailable',
+};
+
 /** Turns an error response into a `TetherError`. */
 export async function errorOf(res: Response): Promise<TetherError> {
   const text = await res.text();
-  let code: ErrorCode = res.status >= 500 ? 'unavailable' : 'invalid_request';
+  // Without a wire error in the body (a proxy's page, say), the status says what kind it is.
+  let code: ErrorCode = STATUS_CODES[res.status] ?? (res.status >= 500 ? 'unavailable' : 'invalid_request');
   let message = text.slice(0, 500) || res.statusText;
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
@@ -84,6 +99,12 @@ export class TetherClient {
   }
 
   async #call<T>(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<T> {
+    const res = await this.#send(method, path, body, extra);
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  }
+
+  /** Sends with the current key; exchanges again once on `key_expired` (a renewable key). @throws {TetherError} */
+  async #send(method: string, path: string, body?: unknown, extra?: Record<string, string>): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       const key = await this.#keys.key();
       const res = await this.#fetch(new URL(path, this.url), {
@@ -95,7 +116,7 @@ export class TetherClient {
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
+      if (res.ok) return res;
       const err = await errorOf(res);
       if (err.code === 'key_expired' && this.#keys.renewable && attempt === 0) {
         this.#keys.invalidate();
@@ -194,11 +215,7 @@ export class TetherClient {
 
   /** Exports events (NDJSON lines parsed). */
   async exportEvents(options: { namespace?: string; since?: string } = {}): Promise<EventJson[]> {
-    const key = await this.#keys.key();
-    const res = await this.#fetch(new URL(`/v1/events?${queryString(options)}`, this.url), {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    if (!res.ok) throw await errorOf(res);
+    const res = await this.#send('GET', `/v1/events?${queryString(options)}`);
     // An export also carries registry version lines (for an import to restore): events only here.
     return (await res.text())
       .split('\n')

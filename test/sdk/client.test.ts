@@ -7,7 +7,7 @@ import { kubernetesPlugins } from '../../src/cli/kubernetes-option.ts';
 import { ManualClock } from '../../src/common/clock.ts';
 import { TetherError } from '../../src/common/errors.ts';
 import { silentLogger } from '../../src/common/log.ts';
-import { TetherClient } from '../../src/sdk/client.ts';
+import { errorOf, TetherClient } from '../../src/sdk/client.ts';
 import { kubeFlags } from '../helpers/kube-flags.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 import { type KubeDouble, startKubeDouble } from '../kube/double.ts';
@@ -72,6 +72,24 @@ describe('TetherClient.fromWorkloadToken', () => {
     assert.equal(reviews() - start, 2);
   });
 
+  it('exports with a re-exchanged key once the old one expired, as every other call', async () => {
+    clock.set(Date.now());
+    const pod = kube.createClaim('sdk-4');
+    const tokenFile = join(dir, 'token4');
+    writeFileSync(tokenFile, kube.issueToken(pod));
+    const client = TetherClient.fromWorkloadToken({ url: srv.url, tokenFile, now: () => clock.now() - 60 * 60_000 });
+    await client.remember({ subject: 'user', predicate: 'prefers', value: 'tea' });
+    const start = reviews();
+    writeFileSync(tokenFile, kube.issueToken(pod));
+    clock.advance(15 * 60_000 + 1); // the server's clock: the key has expired, the client does not know yet
+    const events = await client.exportEvents();
+    assert.deepEqual(
+      events.map((e) => e.value),
+      ['tea'],
+    );
+    assert.equal(reviews() - start, 1, 'exchanged again once');
+  });
+
   it('surfaces warm_pool as a TetherError', async () => {
     const warm = kube.createWarmPoolPod();
     const tokenFile = join(dir, 'token3');
@@ -81,6 +99,28 @@ describe('TetherClient.fromWorkloadToken', () => {
       client.whoami(),
       (err: unknown) => err instanceof TetherError && err.code === 'warm_pool' && err.status === 401,
     );
+  });
+});
+
+describe('errorOf', () => {
+  it('takes the code from the status when the body is not a wire error (a proxy page)', async () => {
+    const page = (status: number) =>
+      new Response('<html>nope</html>', { status, headers: { 'content-type': 'text/html' } });
+    for (const [status, code] of [
+      [404, 'not_found'],
+      [403, 'forbidden'],
+      [429, 'rate_limited'],
+      [502, 'bad_gateway'],
+      [418, 'invalid_request'],
+      [504, 'unavailable'],
+    ] as const) {
+      const err = await errorOf(page(status));
+      assert.equal(err.code, code, String(status));
+    }
+    const wire = await errorOf(
+      new Response(JSON.stringify({ error: { code: 'lease_held', message: 'held by pod-1' } }), { status: 409 }),
+    );
+    assert.deepEqual([wire.code, wire.status, wire.message], ['lease_held', 409, 'held by pod-1']);
   });
 });
 
