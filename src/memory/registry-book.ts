@@ -42,35 +42,38 @@ export class RegistryBook {
   async #load(tenant: string, write = false): Promise<Entry> {
     const hit = this.#cache.get(tenant);
     if (hit && (!write || hit.unsaved === null)) return hit;
-    return this.#mutex.run(tenant, async () => {
-      let entry = this.#cache.get(tenant);
-      if (!entry) {
-        let versions = await this.#store.registryVersions(tenant);
-        let unsaved: RegistryVersion | null = null;
-        if (versions.length === 0) {
-          // A read of a tenant nobody wrote to answers with the defaults but stores nothing (a read
-          // never writes, so a mistyped tenant leaves no row behind); the first write stores it.
-          unsaved = {
-            id: newEventId(this.#clock.now()),
-            tenant,
-            recordedAt: 0,
-            predicates: this.#defaults.map((d) => ({ ...d })),
-          };
-          versions = [unsaved];
-        }
-        entry = { versions, registries: versions.map((v) => new Registry(v.predicates)), unsaved };
-        this.#cache.set(tenant, entry);
+    return this.#mutex.run(tenant, () => this.#loadHeld(tenant, write));
+  }
+
+  /** `#load`'s work, for a caller that holds the tenant's mutex. */
+  async #loadHeld(tenant: string, write: boolean): Promise<Entry> {
+    let entry = this.#cache.get(tenant);
+    if (!entry) {
+      let versions = await this.#store.registryVersions(tenant);
+      let unsaved: RegistryVersion | null = null;
+      if (versions.length === 0) {
+        // A read of a tenant nobody wrote to answers with the defaults but stores nothing (a read
+        // never writes, so a mistyped tenant leaves no row behind); the first write stores it.
+        unsaved = {
+          id: newEventId(this.#clock.now()),
+          tenant,
+          recordedAt: 0,
+          predicates: this.#defaults.map((d) => ({ ...d })),
+        };
+        versions = [unsaved];
       }
-      if (write && entry.unsaved !== null) {
-        await this.#store.appendRegistryVersion(entry.unsaved);
-        entry.unsaved = null;
-        // Read back: a replica sharing the store may have seeded the tenant at the same moment, and
-        // the store keeps one initial version.
-        entry.versions = await this.#store.registryVersions(tenant);
-        entry.registries = entry.versions.map((v) => new Registry(v.predicates));
-      }
-      return entry;
-    });
+      entry = { versions, registries: versions.map((v) => new Registry(v.predicates)), unsaved };
+      this.#cache.set(tenant, entry);
+    }
+    if (write && entry.unsaved !== null) {
+      await this.#store.appendRegistryVersion(entry.unsaved);
+      entry.unsaved = null;
+      // Read back: a replica sharing the store may have seeded the tenant at the same moment, and
+      // the store keeps one initial version.
+      entry.versions = await this.#store.registryVersions(tenant);
+      entry.registries = entry.versions.map((v) => new Registry(v.predicates));
+    }
+    return entry;
   }
 
   /** The current registry, for a write: the tenant's default first version is stored by then. */
@@ -168,8 +171,9 @@ export class RegistryBook {
    */
   async replace(tenant: string, predicates: PredicateDef[]): Promise<RegistryVersion> {
     validatePredicates(predicates);
-    const entry = await this.#load(tenant, true);
-    return this.#mutex.run(tenant, async () => {
+    const { version, before } = await this.#mutex.run(tenant, async () => {
+      // Read under the mutex: the store's change channel may have dropped the entry meanwhile.
+      const entry = await this.#loadHeld(tenant, true);
       for (const old of entry.versions) checkRegistryChange(old.predicates, predicates);
       const last = entry.versions[entry.versions.length - 1] as RegistryVersion;
       const version: RegistryVersion = {
@@ -181,8 +185,12 @@ export class RegistryBook {
       await this.#store.appendRegistryVersion(version);
       entry.versions.push(version);
       entry.registries.push(new Registry(predicates));
-      for (const listener of this.#listeners) await listener(tenant, last.predicates, predicates);
-      return version;
+      return { version, before: last.predicates };
     });
+    // Outside the mutex: a listener reads the registry (the rebuild asks each fact's cardinality),
+    // and our own version's notification may have emptied the cache by then, so that read reloads
+    // under the mutex; holding it here hung the replica with the rebuild's fact locks held.
+    for (const listener of this.#listeners) await listener(tenant, before, predicates);
+    return version;
   }
 }
