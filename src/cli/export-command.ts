@@ -22,13 +22,19 @@ function keyOf(flags: ClientFlags): string {
   return memoryKeyOf({ url: flags.url, key: flags.key });
 }
 
-async function failOf(res: Response): Promise<CliError> {
+/**
+ * The CLI error for a failed response.
+ * @param fileLines for an import batch, the file line of each of its lines: the server names a bad
+ *   line by its place in the batch (`line 2`), which is turned into its place in the file
+ */
+async function failOf(res: Response, fileLines?: readonly number[]): Promise<CliError> {
   const text = await res.text();
   let message = text.slice(0, 200);
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
     if (body.error) message = `${body.error.code}: ${body.error.message}`;
   } catch {}
+  if (fileLines) message = message.replace(/\bline (\d+)\b/, (_all, n) => `line ${fileLines[Number(n) - 1] ?? n}`);
   return new CliError(`${res.status} ${message}`, exitCodeOf(res.status));
 }
 
@@ -84,6 +90,8 @@ export function registerExportCommands(program: Command): void {
       const total = file ? statSync(file).size : undefined;
       const progress = createProgress({ label: 'import', total, unit: 'bytes' });
       let batch: string[] = [];
+      let batchLines: number[] = [];
+      let lineNo = 0;
       let bytes = 0;
       let imported = 0;
       let skipped = 0;
@@ -94,19 +102,27 @@ export function registerExportCommands(program: Command): void {
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' },
           body: `${batch.join('\n')}\n`,
         });
-        if (!res.ok) throw await failOf(res);
+        if (!res.ok) {
+          const fail = await failOf(res, batchLines);
+          if (imported + skipped === 0) throw fail;
+          const before = `${imported} events imported and ${skipped} skipped before it`;
+          throw new CliError(`${fail.message} (${before})`, fail.exitCode);
+        }
         const r = (await res.json()) as { imported: number; skipped: number };
         imported += r.imported;
         skipped += r.skipped;
         progress.tick(bytes);
         batch = [];
+        batchLines = [];
         bytes = 0;
       };
       for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+        lineNo++;
         if (line.trim() === '') continue;
         const size = Buffer.byteLength(line) + 1;
         if (bytes + size > BATCH_BYTES) await send();
         batch.push(line);
+        batchLines.push(lineNo);
         bytes += size;
       }
       await send();

@@ -1,9 +1,11 @@
 /**
  * @module
- * Refuses text with a lone UTF-16 surrogate (`"\ud800 x"`, from a JSON escape) anywhere in a
- * request's body or query, with 400 naming the field: such text has no UTF-8 form, so two different
- * lone surrogates became the same stored value (both U+FFFD) and the same value identity. Installed
- * by `app.ts` for every route (the NDJSON import checks its lines itself, with `loneSurrogateField`).
+ * Refuses text no store can keep the same, anywhere in a request's body, query or path parameters,
+ * with 400 naming the field: a lone UTF-16 surrogate (`"\ud800 x"`, from a JSON escape) has no UTF-8
+ * form, so two different ones became the same stored value (both U+FFFD) and value identity; U+0000
+ * (NUL) cannot be held by PostgreSQL text or jsonb at all (SQLite kept it), and one NUL in a group
+ * commit once failed the whole batch, other tenants' writes included. Installed by `app.ts` for every
+ * route, MCP included (the NDJSON import checks its lines itself, with `requireWellFormed`).
  */
 import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../common/errors.ts';
@@ -12,38 +14,54 @@ import { fieldPath } from './validate.ts';
 /** A lone surrogate: with the `u` flag, a well-formed pair is one code point and does not match. */
 const LONE_SURROGATE = /\p{Cs}/u;
 
-/**
- * The path of the first string (key or value) in `value` holding a lone surrogate.
- * @returns `''` for `value` itself, `a.b[2]` for a nested one, null when every string is well formed
- */
-export function loneSurrogateField(value: unknown, path: PropertyKey[] = [], depth = 0): string | null {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? fieldPath(path) : null;
+/** Why `text` cannot be stored, or null when it can. */
+function textProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'contains U+0000 (NUL), which cannot be stored (remove or escape it)';
+  if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate (send well-formed Unicode text)';
+  return null;
+}
+
+/** The first string in a value that cannot be stored: its path and why. */
+export interface IllFormedText {
+  /** `''` for the value itself, `a.b[2]` for a nested one. */
+  field: string;
+  problem: string;
+}
+
+/** The first string (key or value) in `value` that cannot be stored; null when every one can. */
+export function illFormedText(value: unknown, path: PropertyKey[] = [], depth = 0): IllFormedText | null {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    return problem === null ? null : { field: fieldPath(path), problem };
+  }
   if (value === null || typeof value !== 'object' || depth > 64) return null;
   if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) {
-      const hit = loneSurrogateField(v, [...path, i], depth + 1);
+      const hit = illFormedText(v, [...path, i], depth + 1);
       if (hit !== null) return hit;
     }
     return null;
   }
   for (const [k, v] of Object.entries(value)) {
-    if (LONE_SURROGATE.test(k)) return fieldPath([...path, k]);
-    const hit = loneSurrogateField(v, [...path, k], depth + 1);
+    const problem = textProblem(k);
+    if (problem !== null) return { field: fieldPath([...path, k]), problem };
+    const hit = illFormedText(v, [...path, k], depth + 1);
     if (hit !== null) return hit;
   }
   return null;
 }
 
-/** Throws 400 naming the field when `value` holds a lone surrogate. */
+/** Throws 400 naming the field when `value` holds text that cannot be stored. */
 export function requireWellFormed(value: unknown, where: string, prefix = ''): void {
-  const field = loneSurrogateField(value);
-  if (field === null) return;
-  throw invalidRequest(prefix + (field || where), 'contains a lone UTF-16 surrogate (send well-formed Unicode text)');
+  const hit = illFormedText(value);
+  if (hit === null) return;
+  throw invalidRequest(prefix + (hit.field || where), hit.problem);
 }
 
-/** Checks every request's query and parsed JSON body before its route sees them. */
+/** Checks every request's path parameters, query and parsed JSON body before its route sees them. */
 export function installWellFormedCheck(app: FastifyInstance): void {
   app.addHook('preValidation', async function wellFormedText(req) {
+    requireWellFormed(req.params, 'params');
     requireWellFormed(req.query, 'query');
     if (typeof req.body !== 'string') requireWellFormed(req.body, 'body');
   });

@@ -51,6 +51,34 @@ describe('tether export / tether import', () => {
     assert.equal(after.text, readFileSync(file, 'utf8'));
   });
 
+  it('refuses an import holding U+0000, naming the line of the file (not of the batch)', async () => {
+    const key = await srv.agentKey('agents', 'nul');
+    const statements = Array.from({ length: 300 }, (_, i) => ({
+      subject: `s${i}`,
+      predicate: 'note',
+      value: `fact ${i} ${'x'.repeat(3000)}`,
+    }));
+    assert.equal((await srv.call('POST', '/v1/memories', { key, body: { statements } })).status, 200);
+    const exported = await run(process.execPath, [BIN, 'export', '--url', srv.url, '--key', key], {
+      maxBuffer: 64 << 20,
+    });
+    const lines = exported.stdout.trim().split('\n');
+    const last = JSON.parse(lines[lines.length - 1] as string);
+    // ~1 MB before it: the bad line goes in the second batch, as its line 2 or so; in the file it is 303.
+    const bad = { ...last, id: 'ev_01a232f3c3600000002ac07d99', evidence: 'pasted\u0000junk' };
+    const file = join(dir, 'nul.ndjson');
+    writeFileSync(file, `${lines.join('\n')}\n\n${JSON.stringify(bad)}\n`);
+    await assert.rejects(
+      run(process.execPath, [BIN, 'import', file, '--url', srv.url, '--key', srv.adminKey]),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1, err.stderr);
+        assert.match(err.stderr, /400 invalid_request: line 303\.evidence: contains U\+0000 \(NUL\)/);
+        assert.match(err.stderr, /\(0 events imported and \d+ skipped before it\)/);
+        return true;
+      },
+    );
+  });
+
   it('fails with the server’s error and exit code 3 for a bad key', async () => {
     await assert.rejects(
       run(process.execPath, [BIN, 'export', '--url', srv.url, '--key', 'nope']),
