@@ -176,15 +176,21 @@ export class RegistryBook {
       const entry = await this.#loadHeld(tenant, true);
       for (const old of entry.versions) checkRegistryChange(old.predicates, predicates);
       const last = entry.versions[entry.versions.length - 1] as RegistryVersion;
-      const version: RegistryVersion = {
+      const asked: RegistryVersion = {
         id: newEventId(this.#clock.now()),
         tenant,
         recordedAt: Math.max(this.#clock.now(), last.recordedAt + 1),
         predicates,
       };
-      await this.#store.appendRegistryVersion(version);
-      entry.versions.push(version);
-      entry.registries.push(new Registry(predicates));
+      // `later`: another replica may have stored a version this one has not heard of yet; the store
+      // puts ours after it.
+      const version = await this.#store.appendRegistryVersion(asked, { later: true });
+      if (version.recordedAt === asked.recordedAt) {
+        entry.versions.push(version);
+        entry.registries.push(new Registry(predicates));
+      } else {
+        this.invalidate(tenant); // the next read loads the other replica's version too
+      }
       return { version, before: last.predicates };
     });
     // Outside the mutex: a listener reads the registry (the rebuild asks each fact's cardinality),

@@ -79,6 +79,16 @@ export interface RegistryVersion {
   predicates: PredicateDef[];
 }
 
+/** Options of `Store.appendRegistryVersion`. */
+export interface AppendRegistryOptions {
+  /**
+   * A replacement: store it at `recordedAt` or 1 ms after the tenant's newest stored version, whichever
+   * is later, decided atomically (replicas replacing at once each get their own time). Never for an
+   * import, which keeps the times it restores. @default false
+   */
+  later?: boolean;
+}
+
 /** A stored API key; only the hash of its secret is kept. */
 export interface KeyRecord {
   /** 16 hex chars. */
@@ -287,7 +297,12 @@ export interface Store {
   purgeNamespace(namespace: string): Promise<number>;
   /** Registry versions of a tenant, oldest first. */
   registryVersions(tenant: string): Promise<RegistryVersion[]>;
-  appendRegistryVersion(version: RegistryVersion): Promise<void>;
+  /**
+   * Stores a version.
+   * @returns the version as stored: with `later`, its `recordedAt` moved past the tenant's newest
+   *   stored version (another replica's may have taken that very ms)
+   */
+  appendRegistryVersion(version: RegistryVersion, options?: AppendRegistryOptions): Promise<RegistryVersion>;
   insertKey(key: KeyRecord): Promise<void>;
   getKey(id: string): Promise<KeyRecord | null>;
   /** Keys of one tenant, or all when `tenant` is `*`. */

@@ -101,4 +101,43 @@ describe('registry changes on two replicas of one PostgreSQL', () => {
     assert.deepEqual(onB.body.superseded, ['milk']);
     assert.deepEqual(values(await a.call('GET', '/v1/memories?subject=user&predicate=allergy', key)), ['eggs']);
   });
+
+  it('stores every one of concurrent registry changes through both replicas, in order', async () => {
+    const { tenant, key } = await agent();
+    assert.equal(
+      (await a.call('POST', '/v1/memories', key, { subject: 'u', predicate: 'note', value: 'x' })).status,
+      200,
+    );
+    const reg = await a.call('GET', `/v1/registry?tenant=${tenant}`, admin);
+    for (let round = 0; round < 10; round++) {
+      const puts = await Promise.all(
+        [a, b, a, b].map((r, i) => {
+          const predicates = putBody(reg.body.predicates).map((p) =>
+            p.name === 'note' ? { ...p, description: `round ${round} put ${i}` } : p,
+          );
+          return r.call('PUT', '/v1/registry', admin, { tenant, predicates });
+        }),
+      );
+      assert.deepEqual(
+        puts.map((p) => p.status),
+        [200, 200, 200, 200],
+        JSON.stringify(puts.find((p) => p.status !== 200)?.body),
+      );
+    }
+    const exported = await (
+      await fetch(`${a.url}/v1/events?namespace=${tenant}:run`, { headers: { authorization: `Bearer ${admin}` } })
+    ).text();
+    const times = exported
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => 'registry_version' in l)
+      .map((l) => Date.parse(l.registry_version.recorded_at));
+    assert.equal(times.length, 41); // the initial version and 40 changes
+    assert.deepEqual(
+      times,
+      [...new Set(times)].sort((x, y) => x - y),
+      'distinct times, oldest first',
+    );
+  });
 });

@@ -79,6 +79,29 @@ describe('PostgresStore', () => {
       await Promise.all([a.appendRegistryVersion(seed('ev_seed_a')), b.appendRegistryVersion(seed('ev_seed_b'))]);
       assert.equal((await a.registryVersions(tenant)).length, 1);
     });
+
+    it('stores every replacement two stores make at the same ms, each at its own time', async () => {
+      const tenant = freshTenant();
+      await a.appendRegistryVersion({ id: 'ev_seed_l', tenant, recordedAt: 0, predicates: [] });
+      const at = 1_000_000;
+      const stored = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? a : b).appendRegistryVersion(
+            { id: `ev_late_${i}`, tenant, recordedAt: at, predicates: [] },
+            { later: true },
+          ),
+        ),
+      );
+      const times = stored.map((v) => v.recordedAt).sort((x, y) => x - y);
+      assert.deepEqual(
+        times,
+        [0, 1, 2, 3, 4, 5, 6, 7].map((i) => at + i),
+      );
+      assert.deepEqual(
+        (await a.registryVersions(tenant)).map((v) => v.recordedAt),
+        [0, ...times],
+      );
+    });
   });
 
   it('answers 503 unavailable while the database is down, reconnects its channel and resyncs after', async () => {

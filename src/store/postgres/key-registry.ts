@@ -7,6 +7,7 @@
 import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from '../sqlite/rows.ts';
 import type { KeyRecord, RegistryVersion } from '../store.ts';
 import { CHANGES_CHANNEL } from './change-listener.ts';
+import { registryKey } from './locks.ts';
 import type { Queryable } from './queries.ts';
 
 export async function readRegistryVersions(db: Queryable, tenant: string): Promise<RegistryVersion[]> {
@@ -22,13 +23,37 @@ export async function readRegistryVersions(db: Queryable, tenant: string): Promi
   }));
 }
 
-/** Inserts a version; a tenant's initial one (recordedAt 0), seeded by two replicas at once, is kept once. */
-export async function insertRegistryVersion(db: Queryable, version: RegistryVersion): Promise<void> {
-  const initial = version.recordedAt === 0 ? 'ON CONFLICT (tenant, recorded_at) DO NOTHING' : '';
-  await db.query(
-    `INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES ($1, $2, $3, $4) ${initial}`,
-    [version.id, version.tenant, version.recordedAt, JSON.stringify(version.predicates)],
+/**
+ * Inserts a version inside the open transaction of `db`; a tenant's initial one (recordedAt 0), seeded
+ * by two replicas at once, is kept once. `later` (a replacement) stores it 1 ms after the tenant's
+ * newest version if that is later than its own time: under the tenant's registry lock, since two
+ * replicas replacing in the same ms each computed "their last + 1" from their own cache (23505).
+ * @returns the version as stored
+ */
+export async function insertRegistryVersion(
+  db: Queryable,
+  version: RegistryVersion,
+  later = false,
+): Promise<RegistryVersion> {
+  const values = [version.id, version.tenant, version.recordedAt, JSON.stringify(version.predicates)];
+  if (!later) {
+    const initial = version.recordedAt === 0 ? 'ON CONFLICT (tenant, recorded_at) DO NOTHING' : '';
+    await db.query(
+      `INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES ($1, $2, $3, $4) ${initial}`,
+      values,
+    );
+    return version;
+  }
+  // The lock, then the insert: under READ COMMITTED the insert's snapshot is taken after the lock is
+  // held, so it sees the version the previous holder committed.
+  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [registryKey(version.tenant)]);
+  const res = await db.query<{ recorded_at: number }>(
+    `INSERT INTO registry_versions (id, tenant, recorded_at, predicates)
+     SELECT $1, $2, greatest($3::bigint, coalesce(max(recorded_at) + 1, 0)), $4 FROM registry_versions WHERE tenant = $2
+     RETURNING recorded_at`,
+    values,
   );
+  return { ...version, recordedAt: Number(res.rows[0]?.recorded_at) };
 }
 
 export async function insertKeyRow(db: Queryable, key: KeyRecord): Promise<void> {

@@ -23,6 +23,9 @@ function lockKey(kind: string, text: string): string {
 /** The lock key of a namespace. */
 export const namespaceKey = (namespace: string): string => lockKey('namespace', namespace);
 
+/** The lock key of a tenant's registry versions (a replacement takes it exclusively). */
+export const registryKey = (tenant: string): string => lockKey('registry', tenant);
+
 /** The lock key of a fact. */
 export const factLockKey = (f: FactRef): string =>
   lockKey('fact', `${f.namespace}\u0000${f.subject}\u0000${f.predicate}`);

@@ -27,6 +27,7 @@ import type {
 } from '../resume-types.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
 import type {
+  AppendRegistryOptions,
   BeliefChange,
   BeliefQuery,
   CurrentBelief,
@@ -333,10 +334,11 @@ export class PostgresStore implements Store {
   registryVersions(tenant: string): Promise<RegistryVersion[]> {
     return this.#read((db) => readRegistryVersions(db, tenant));
   }
-  async appendRegistryVersion(version: RegistryVersion): Promise<void> {
-    await this.#tx(async (c) => {
-      await insertRegistryVersion(c, version);
+  async appendRegistryVersion(version: RegistryVersion, options?: AppendRegistryOptions): Promise<RegistryVersion> {
+    return this.#tx(async (c) => {
+      const stored = await insertRegistryVersion(c, version, options?.later);
       await notifyChange(c, { kind: 'registry', tenant: version.tenant });
+      return stored;
     });
   }
   insertKey(key: KeyRecord): Promise<void> {

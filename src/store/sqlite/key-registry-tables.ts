@@ -27,13 +27,22 @@ export class SqliteKeyRegistryTables {
     }));
   }
 
-  appendRegistryVersion(version: RegistryVersion): void {
-    this.#sql('INSERT INTO registry_versions (id, tenant, recorded_at, predicates) VALUES (?, ?, ?, ?)').run(
+  /** Inserts a version; `later` moves its time past the tenant's newest (one statement: atomic). */
+  appendRegistryVersion(version: RegistryVersion, later = false): RegistryVersion {
+    const row = this.#sql(
+      `INSERT INTO registry_versions (id, tenant, recorded_at, predicates)
+       SELECT ?, ?, CASE WHEN ? THEN max(?, coalesce((SELECT max(recorded_at) + 1 FROM registry_versions
+         WHERE tenant = ?), 0)) ELSE ? END, ? RETURNING recorded_at`,
+    ).get(
       version.id,
+      version.tenant,
+      later ? 1 : 0,
+      version.recordedAt,
       version.tenant,
       version.recordedAt,
       JSON.stringify(version.predicates),
-    );
+    ) as { recorded_at: number };
+    return { ...version, recordedAt: row.recorded_at };
   }
 
   insertKey(key: KeyRecord): void {

@@ -24,6 +24,7 @@ import type {
   WorkingStateRecord,
 } from '../resume-types.ts';
 import type {
+  AppendRegistryOptions,
   BeliefChange,
   BeliefQuery,
   CurrentBelief,
@@ -334,9 +335,9 @@ export class SqliteStore implements Store {
   async registryVersions(tenant: string): Promise<RegistryVersion[]> {
     return this.#keys.registryVersions(tenant);
   }
-  async appendRegistryVersion(version: RegistryVersion): Promise<void> {
+  async appendRegistryVersion(version: RegistryVersion, options?: AppendRegistryOptions): Promise<RegistryVersion> {
     while (this.#vacuuming) await this.#vacuuming;
-    this.#keys.appendRegistryVersion(version);
+    return this.#keys.appendRegistryVersion(version, options?.later);
   }
   async insertKey(key: KeyRecord): Promise<void> {
     while (this.#vacuuming) await this.#vacuuming;

@@ -60,6 +60,22 @@ export function registryKeysConformance(open: () => Promise<Store>): void {
       assert.deepEqual(await store.registryVersions(tenant), [initial, middle, late]);
       assert.equal((await store.registryVersions(other)).length, 1);
     });
+
+    it('stores a replacement (`later`) after the newest version, at its own time when that is later', async () => {
+      const tenant = freshTenant();
+      await store.appendRegistryVersion(v(tenant, 0, ['name']));
+      const first = await store.appendRegistryVersion(v(tenant, 1000, ['name', 'a']), { later: true });
+      assert.equal(first.recordedAt, 1000);
+      // Same ms (another replica's cache was behind): 1 ms after the stored one, never a conflict.
+      const second = await store.appendRegistryVersion(v(tenant, 1000, ['name', 'b']), { later: true });
+      assert.equal(second.recordedAt, 1001);
+      const third = await store.appendRegistryVersion(v(tenant, 5000, ['name', 'c']), { later: true });
+      assert.equal(third.recordedAt, 5000);
+      assert.deepEqual(
+        (await store.registryVersions(tenant)).map((x) => x.recordedAt),
+        [0, 1000, 1001, 5000],
+      );
+    });
   });
 
   describe('Store keys', () => {
