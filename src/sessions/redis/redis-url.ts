@@ -17,10 +17,26 @@ export interface RedisTarget {
 }
 
 /**
+ * Refuses credentials holding a raw '/', '?', '#' or '@' (they end at the last '@'), naming only what
+ * follows them: `new URL()` reads such a password as the host's port, a path or a query (or fails),
+ * and the errors below named those parts.
+ */
+function refuseRawCredentials(text: string): void {
+  const scheme = /^[a-z]+:\/\//i.exec(text)?.[0].length ?? 0;
+  const at = text.lastIndexOf('@');
+  if (at < scheme || !/[/?#@]/.test(text.slice(scheme, at))) return;
+  const host = /^(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/.exec(text.slice(at + 1));
+  throw new Error(
+    `--redis-url: percent-encode '/', '?', '#' and '@' in the user name and password (host ${host?.[1] || '?'}, port ${host?.[2] || '6379'})`,
+  );
+}
+
+/**
  * Parses and checks a Redis URL.
  * @throws {Error} naming what is wrong (and the host and port when known), never the password
  */
 export function parseRedisUrl(text: string): RedisTarget {
+  refuseRawCredentials(text);
   let url: URL;
   try {
     url = new URL(text);

@@ -28,25 +28,38 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-/** `url` with its password replaced by `***` (for logs and errors). */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
-  }
+/** Where the credentials of `url` end: its last '@' after the scheme, or -1 when it has none. */
+function credentialsEnd(url: string): number {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0].length ?? 0;
+  const at = url.lastIndexOf('@');
+  return at >= scheme ? at : -1;
 }
 
-/** `host:port` of a URL (what an operator needs to see when it cannot be reached). */
-export function hostPort(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname || 'localhost'}:${u.port || '5432'}`;
-  } catch {
-    return 'an unparsable URL';
+/**
+ * `url` with its password replaced by `***` (for logs and errors): everything between `scheme://user:`
+ * and the last '@', and any `password=` option. Not through `new URL()`: a password holding an
+ * unescaped '/', '?', '#' or '@' is parsed as the host's port, a path, a query or a fragment (or not
+ * at all), and was printed as such.
+ */
+export function maskUrl(url: string): string {
+  let out = url;
+  const at = credentialsEnd(url);
+  if (at >= 0) {
+    const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0].length ?? 0;
+    const colon = url.indexOf(':', scheme);
+    if (colon >= 0 && colon < at) out = `${url.slice(0, colon + 1)}***${url.slice(at)}`;
   }
+  return out.replace(/([?&]password=)[^&#]*/gi, '$1***');
+}
+
+/** `host:port` of a URL (what an operator needs to see when it cannot be reached); never its credentials. */
+export function hostPort(url: string): string {
+  const at = credentialsEnd(url);
+  // Only what follows the credentials: `new URL()` reads a password with a '/' as host and port.
+  const rest = at >= 0 ? url.slice(at + 1) : url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  const m = /^(\[[^\]]*\]|[^:/?#]*)(?::(\d*))?(?:[/?#]|$)/.exec(rest);
+  if (!m) return 'an unparsable URL';
+  return `${m[1] || 'localhost'}:${m[2] || '5432'}`;
 }
 
 /**
@@ -62,6 +75,13 @@ export function poolConfig(options: PostgresConnectionOptions): pg.PoolConfig {
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
     throw new Error(`--postgres-url must start with postgres:// : got ${maskUrl(options.url)}`);
+  }
+  // A raw '/', '?' or '#' in the password makes the URL parse with part of it as host, port or path,
+  // which the driver would then connect to (and name in its errors).
+  if (hostPort(options.url) !== `${u.hostname || 'localhost'}:${u.port || '5432'}`) {
+    throw new Error(
+      `--postgres-url: percent-encode '/', '?', '#' and '@' in the user name and password: got ${maskUrl(options.url)}`,
+    );
   }
   const size = options.poolSize ?? 10;
   if (!Number.isInteger(size) || size < 2 || size > 1000) {

@@ -5,6 +5,20 @@ import { parseRedisUrl } from '../../../src/sessions/redis/redis-url.ts';
 const SECRET = 'hunter2-pw';
 
 describe('parseRedisUrl()', () => {
+  it('refuses a password with a raw / ? # or @, naming the host and no part of the password', () => {
+    for (const password of ['123/456', '123?x', '123#x', 's3cr/et', 's3cr@et']) {
+      assert.throws(
+        () => parseRedisUrl(`redis://bob:${password}@cache:6380/0`),
+        (err: Error) => {
+          assert.match(err.message, /percent-encode .* \(host cache, port 6380\)/);
+          assert.ok(!err.message.includes(password.slice(0, 3)), err.message);
+          return true;
+        },
+      );
+    }
+    assert.equal(parseRedisUrl('redis://bob:s3cr%2Fet@cache:6380/0').port, 6380);
+  });
+
   it('reads host, port, database, credentials and TLS; its display has no credentials', () => {
     const t = parseRedisUrl(`redis://bob:${SECRET}@10.0.0.5:6380/3`);
     assert.deepEqual(
