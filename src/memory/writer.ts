@@ -132,9 +132,10 @@ export class MemoryWriter {
       inserted = await this.#store.writeFacts({ lock, heads: [] }, async (_heads, tx) => {
         const existing = await tx.existingEventIds(events.map((e) => e.id));
         const seen = new Set<string>();
-        const fresh = events
-          .filter((e) => !existing.has(e.id) && !seen.has(e.id) && seen.add(e.id))
-          .sort(compareEvents);
+        // Stored in the order given (an export's: how the source wrote them), which search's "newest
+        // written first" reproduces; folded in fact order, which the beliefs need.
+        const incoming = events.filter((e) => !existing.has(e.id) && !seen.has(e.id) && seen.add(e.id));
+        const fresh = [...incoming].sort(compareEvents);
         const facts = new Map<string, FactState>();
         const done: StoredEvent[] = [];
         for (const e of fresh) {
@@ -149,7 +150,7 @@ export class MemoryWriter {
           done.push(e);
         }
         const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
-        return { events: done, changes, result: done.length };
+        return { events: incoming, changes, result: done.length };
       });
     }).then(() => inserted);
   }
