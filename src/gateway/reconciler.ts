@@ -1,9 +1,9 @@
 /**
  * @module
  * The level-based, idempotent reconcile tick of each service: expire sessions, end (delete policy) or
- * pause (pause policy) idle ones, keep the warm pool and `min-scale` filled, and remove unbound
- * instances beyond `min-scale` (scale to zero), and serve queued requests whose slot freed. Reads time from the injected Clock; the gateway runs
- * it on an interval and after changes. Never waits for instances: starts are fire-and-forget.
+ * pause (pause policy) idle ones, keep the warm pool and `min-scale` filled, remove unbound instances
+ * beyond `min-scale` (scale to zero) and idle warm ones beyond `warm-pool`, and serve queued requests whose
+ * slot freed. Reads time from the injected Clock; the gateway runs it on an interval and after changes. Never waits for instances: starts are fire-and-forget.
  */
 import type { Clock } from '../common/clock.ts';
 import type { InstancePool } from './instance-pool.ts';
@@ -67,11 +67,14 @@ function fillAndTrim(svc: ServiceState, deps: ReconcileDeps): void {
   const cfg = svc.config;
   let warm = 0;
   const unbound: InstanceEntry[] = [];
+  const pooled: InstanceEntry[] = [];
   let live = 0;
   for (const i of svc.instances.values()) {
     if (i.state === 'stopping') continue;
-    if (i.warm) warm++;
-    else {
+    if (i.warm) {
+      warm++;
+      pooled.push(i);
+    } else {
       live++;
       if (i.sessions.size === 0) unbound.push(i);
     }
@@ -83,6 +86,15 @@ function fillAndTrim(svc: ServiceState, deps: ReconcileDeps): void {
     if (i.state === 'starting' || i.inflight > 0 || svc.queue.length > 0) continue;
     void deps.pool.delete(i, 'scale down');
     excess--;
+  }
+  // Remove warm instances beyond a lowered warm-pool (a reload, or instances adopted from a bigger pool): they
+  // hold max-instances slots and would keep the service from scaling to zero. A claimed one is no longer warm;
+  // one whose claim the store refused is back in the pool without a session, so it may go too.
+  for (const i of pooled) {
+    if (warm <= cfg.warmPool) break;
+    if (i.sessions.size > 0 || i.inflight > 0) continue;
+    void deps.pool.delete(i, 'warm pool lowered');
+    warm--;
   }
   if (Date.now() < svc.backoffUntil) return; // real time: a failing command must not spin
   // Queued sessions come first: they take freed max-instances slots before any warm refill.

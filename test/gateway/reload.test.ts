@@ -99,6 +99,37 @@ describe('reloading manifests (applyServices)', () => {
     assert.equal(runtime.specs.get(second.instance.name)?.env.GREETING, 'v2');
   });
 
+  it('a lowered warm-pool deletes the idle warm instances beyond it, so the service scales to zero', async () => {
+    const { core, svc, runtime } = setup({ 'serving.knative.dev/warm-pool': '2' });
+    core.reconcile();
+    await settle(core, svc);
+    assert.equal([...svc.instances.values()].filter((i) => i.warm && i.state === 'paused').length, 2);
+    core.applyServices(manifests(serviceYaml('svc', { 'serving.knative.dev/warm-pool': '1' })));
+    core.reconcile();
+    await settle(core, svc);
+    assert.equal(svc.instances.size, 1, 'one warm instance is kept');
+    core.applyServices(manifests(serviceYaml('svc', { 'serving.knative.dev/warm-pool': '0' })));
+    core.reconcile();
+    await settle(core, svc);
+    assert.equal(svc.instances.size, 0);
+    assert.equal(runtime.live.size, 0);
+  });
+
+  it('a lowered warm-pool keeps an instance that was just claimed from the pool', async () => {
+    const { core, svc } = setup({ 'serving.knative.dev/warm-pool': '1' });
+    core.reconcile();
+    await settle(core, svc);
+    assert.equal([...svc.instances.values()].filter((i) => i.warm && i.state === 'paused').length, 1);
+    const s = await hit(core, svc, 'k1');
+    core.applyServices(manifests(serviceYaml('svc', { 'serving.knative.dev/warm-pool': '0' })));
+    core.reconcile();
+    await settle(core, svc);
+    assert.equal(s.live, true);
+    assert.equal(s.fromWarm, true, 'served by the warm instance');
+    assert.deepEqual([...svc.instances.values()], [s.instance]);
+    assert.notEqual(s.instance.state, 'stopping');
+  });
+
   it('a service whose namespace changed is removed and added under its new host', async () => {
     const { core, svc } = setup({});
     await hit(core, svc, 'k1');
