@@ -25,7 +25,7 @@ import { createUpgradeProxy } from './proxy/ws-proxy.ts';
 import { rehydrate } from './rehydrate.ts';
 import type { ReloadResult } from './reload.ts';
 import { Router } from './router.ts';
-import { loadServices } from './services/load-services.ts';
+import { checkUnique, loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { sessionKeyPolicy } from './session-key.ts';
 import type { SessionEvents } from './session-table.ts';
@@ -147,6 +147,7 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const log = (options.log ?? createLogger({ name: 'tether-gateway' })).child({ component: 'gateway' });
   const configs = typeof options.services === 'string' ? await loadServices(options.services) : options.services;
+  checkUnique(configs);
   if (options.runtime === undefined && configs.some((c) => c.container.image !== undefined)) {
     log.warn(
       { services: configs.filter((c) => c.container.image).map((c) => c.name) },
@@ -271,6 +272,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const reload = async (): Promise<ReloadResult> => {
     if (readAgain === undefined) throw new Error('this gateway was given parsed services: nothing to read again');
     const next = await readAgain();
+    checkUnique(next); // a refused set leaves the running config as it is
     if (closing) throw new Error('the gateway is stopping');
     const result = core.applyServices(next);
     router.replace(services);

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { isTetherError } from '../../src/common/errors.ts';
-import { parseManifestText } from '../../src/gateway/services/load-services.ts';
+import { silentLogger } from '../../src/common/log.ts';
+import { startGateway } from '../../src/gateway/gateway.ts';
+import { DuplicateServiceError, parseManifestText } from '../../src/gateway/services/load-services.ts';
 import type { ServiceState } from '../../src/gateway/state.ts';
 import { hit, never, settle, setupCore as setup } from './helpers/core-setup.ts';
-import { serviceYaml } from './helpers/harness.ts';
+import { admin, serviceYaml, writeManifest } from './helpers/harness.ts';
 
 const manifests = (...docs: string[]) => parseManifestText(docs.join('---\n'), '/m/reloaded.yaml');
 const svcOf = (services: ServiceState[], name: string) => services.find((s) => s.config.name === name);
@@ -138,5 +141,21 @@ describe('reloading manifests (applyServices)', () => {
     assert.deepEqual([result.removed, result.added], [['svc'], ['svc']]);
     assert.equal(core.services[0]?.host, 'svc.team-b.example.com');
     assert.equal(core.services[0]?.sessions.size, 0);
+  });
+});
+
+describe('Gateway.reload()', () => {
+  it('refuses a manifest set with one service name in two namespaces and keeps the running services', async (t) => {
+    const file = await writeManifest(t, serviceYaml('agent', {}));
+    const gw = await startGateway({ services: file, port: 0, adminPort: 0, host: '127.0.0.1', log: silentLogger() });
+    t.after(() => gw.close());
+    const other = serviceYaml('agent', {}).replace('  name: agent\n', '  name: agent\n  namespace: team-b\n');
+    await writeFile(file, `${serviceYaml('agent', {})}---\n${other}`);
+    await assert.rejects(gw.reload(), (err: unknown) => err instanceof DuplicateServiceError);
+    const services = await admin<{ host: string }[]>(gw, '/_tether/services');
+    assert.deepEqual(
+      services.map((s) => s.host),
+      ['agent.default.example.com'],
+    );
   });
 });

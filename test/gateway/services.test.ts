@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { loadServices, parseManifestText } from '../../src/gateway/services/load-services.ts';
+import { DuplicateServiceError, loadServices, parseManifestText } from '../../src/gateway/services/load-services.ts';
 import { ManifestError } from '../../src/gateway/services/service-config.ts';
 import { serviceYaml } from './helpers/harness.ts';
 
@@ -69,6 +69,26 @@ describe('loadServices()', () => {
         assert.match(
           err.message,
           /b\.yml: document 1: metadata\.name: service one\.default is already defined in .*a\.yaml/,
+        );
+        return true;
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses one service name in two namespaces, naming both services and files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tether-svc-'));
+    try {
+      const inNamespace = (ns: string) =>
+        serviceYaml('agent', {}).replace('  name: agent\n', `  name: agent\n  namespace: ${ns}\n`);
+      await writeFile(join(dir, 'a.yaml'), inNamespace('team-a'));
+      await writeFile(join(dir, 'b.yaml'), inNamespace('team-b'));
+      await assert.rejects(loadServices(dir), (err: unknown) => {
+        assert.ok(err instanceof DuplicateServiceError);
+        assert.match(
+          err.message,
+          /b\.yaml: document 1: metadata\.name: service agent\.team-b has the name of service agent\.team-a \(.*a\.yaml document 1\): service names must be unique across namespaces/,
         );
         return true;
       });

@@ -1,8 +1,8 @@
 /**
  * @module
  * Reads Knative Service manifests from a YAML file or a folder of them (`.yaml`/`.yml`, several
- * documents per file) and validates them into `ServiceConfig`s. Refuses duplicates (same name and
- * namespace). Called by startGateway before anything is served.
+ * documents per file) and validates them into `ServiceConfig`s. Refuses two services of one name, in the
+ * same namespace or not. Called by startGateway before anything is served, and on each reload.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -55,20 +55,39 @@ export function parseManifestText(text: string, file: string, options: ParseOpti
   return out;
 }
 
-/** Throws when two services share a name and namespace (they would share a host). */
+/**
+ * Two services of one name. A subclass of `ManifestError` so the CLI can tell it apart: the manifest set as a
+ * whole is refused (exit 2), not one field of one document.
+ */
+export class DuplicateServiceError extends ManifestError {
+  constructor(file: string, document: number, field: string, problem: string) {
+    super(file, document, field, problem);
+    this.name = 'DuplicateServiceError';
+  }
+}
+
+/**
+ * Throws when two services share a name, even in different namespaces: sessions, instances, metrics, the
+ * admin API and reloads key services by name alone, so `agent` in team-a and in team-b would take each
+ * other's sessions and instances.
+ * @throws {DuplicateServiceError} naming both services and where each is defined
+ */
 export function checkUnique(services: readonly ServiceConfig[]): void {
   const seen = new Map<string, ServiceConfig>();
   for (const s of services) {
-    const id = `${s.name}.${s.namespace}`;
-    const prev = seen.get(id);
+    const prev = seen.get(s.name);
     if (prev) {
-      throw new ManifestError(
+      const where = `${prev.source.file} document ${prev.source.document}`;
+      throw new DuplicateServiceError(
         s.source.file,
         s.source.document,
         'metadata.name',
-        `service ${id} is already defined in ${prev.source.file} document ${prev.source.document}`,
+        prev.namespace === s.namespace
+          ? `service ${s.name}.${s.namespace} is already defined in ${where}`
+          : `service ${s.name}.${s.namespace} has the name of service ${prev.name}.${prev.namespace} (${where}): ` +
+              'service names must be unique across namespaces',
       );
     }
-    seen.set(id, s);
+    seen.set(s.name, s);
   }
 }
