@@ -214,6 +214,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         : new TetherError('invalid_request', 'malformed HTTP request'),
     );
   slow.on('clientError', malformed);
+  // CONNECT asks for a tunnel to an address of the client's choosing: the gateway routes requests to services
+  // and is no forward proxy. Without a listener node:http would drop the socket with no answer at all.
+  slow.on('connect', (_req, socket: Duplex) =>
+    sendSocketError(
+      socket,
+      new TetherError('method_not_allowed', 'CONNECT is not supported: the gateway opens no tunnels'),
+    ),
+  );
   const front = createFrontServer({ router, scheduler, keys, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
   const pub = front.server;
   const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));

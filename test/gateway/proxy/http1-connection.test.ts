@@ -273,6 +273,19 @@ describe('raw HTTP/1.1 proxy path', () => {
     assert.equal(frame.subarray(2).toString(), 'over the same socket');
   });
 
+  it('answers CONNECT, also after an ordinary request on the connection, with a JSON 405 and closes', async (t) => {
+    const gw = await startTestGateway(t, YAML);
+    const c = await rawClient(t, gw.publicUrl);
+    c.get(HOST, '/', { Cookie: 'app=cn' });
+    c.write(`CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n`, 'CONNECT');
+    const [ok, refused] = await c.read(2);
+    assert.equal(ok?.status, 200);
+    assert.equal(refused?.status, 405);
+    assert.equal(refused?.headers.connection, 'close');
+    assert.equal(JSON.parse(String(refused?.body)).error.code, 'method_not_allowed');
+    await c.closed();
+  });
+
   it('hands Expect: 100-continue and HTTP/1.0 requests to node:http', async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await rawClient(t, gw.publicUrl);
