@@ -68,8 +68,20 @@ export function parseRedisUrl(text: string): RedisTarget {
     port,
     db,
     tls: url.protocol === 'rediss:',
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
+    username: url.username ? decodeCredential(url.username, 'user name', where) : undefined,
+    password: url.password ? decodeCredential(url.password, 'password', where) : undefined,
     display: `${url.hostname}:${port}/${db}`,
   };
+}
+
+/**
+ * Percent-decodes the user name or password of the URL. A stray `%` (`secret%zzpw`) makes decodeURIComponent
+ * throw a bare `URI malformed`; this names the flag, host and port instead, and never the value itself.
+ */
+function decodeCredential(encoded: string, what: 'user name' | 'password', where: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new Error(`--redis-url: the ${what} of ${where} is not valid percent-encoding (write a '%' in it as %25)`);
+  }
 }

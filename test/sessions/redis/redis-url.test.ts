@@ -42,6 +42,12 @@ describe('parseRedisUrl()', () => {
     ['options in the URL', `redis://u:${SECRET}@cache:6379/0?tls=1`, /options .* not supported \(host cache:6379\)/],
     ['no host', 'redis://:6379/0', /--redis-url: /],
     ['not a URL at all', `redis://u:${SECRET}@cache:63 79/0`, /not a valid URL \(host cache, port 63 79\)/],
+    [
+      'a password with a stray %',
+      `redis://u:${SECRET}%zz@cache:6379/0`,
+      /--redis-url: the password of cache:6379 is not valid percent-encoding/,
+    ],
+    ['a user name with a stray %', `redis://u%zz:${SECRET}@cache:6380/0`, /the user name of cache:6380 is not valid/],
   ] as const) {
     it(`refuses ${what}, naming where and never the password`, () => {
       assert.throws(
