@@ -3,32 +3,14 @@
  * code it refuses with (README's exit-code table).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serviceYaml } from '../gateway/helpers/harness.ts';
+import { runTether } from '../helpers/tether-cli.ts';
 
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `tether gateway …` with only PATH in the env; killed after 20 s should it start serving. */
-function gateway(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, 'gateway', ...args],
-      { env: { PATH: process.env.PATH ?? '' }, timeout: 20_000, killSignal: 'SIGKILL' },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const gateway = (args: string[]) => runTether(['gateway', ...args]);
 
 let dir: string;
 before(async () => {
