@@ -1,17 +1,19 @@
 /**
  * @module
  * `tether gateway`: parses flags, starts the session gateway (src/gateway/gateway.ts), reloads its
- * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A manifest error is printed with its file,
- * document and field and the command exits non-zero before serving anything.
+ * manifests on SIGHUP and stops it cleanly on SIGINT/SIGTERM (no instance left behind). A bad flag value exits 2
+ * before anything is written (secrets) or connected; a manifest error is printed with its file, document and
+ * field and the command exits non-zero before serving anything.
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { systemClock } from '../common/clock.ts';
-import { parseDuration } from '../common/durations.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import { CliError, EXIT } from './api-client.ts';
 import { banner, printBanner } from './banner.ts';
+import { countFlag, durationFlag, portFlag, positiveFlag, usage } from './flag-values.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -116,18 +118,18 @@ export function registerGatewayCommand(program: Command): void {
     .option('--kubernetes-timeout <duration>', 'kubernetes: timeout of each API call', '5s')
     .addOption(logFormatOption())
     .action(async (flags: GatewayFlags) => {
-      if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
-        throw new Error(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime}'`);
-      }
+      // Every flag value is checked before anything is written or connected: a bad one exits 2 (usage).
+      const values = gatewayFlagValues(flags);
       const log = commandLogger('tether-gateway', flags);
-      // Checked before anything is set up: a bad --redis-url exits naming host and port, never the password.
-      const sessionStore = sessionStoreFromFlags(flags, log);
-      const gatewayId = gatewayIdFromFlags(flags);
+      // A bad --redis-url exits naming host and port, never the password. Redis connects in the background.
+      const sessionStore = usage('--session-store', () => sessionStoreFromFlags(flags, log));
       const adminToken = flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined);
-      const requested = parseIsolationMode(flags.isolation);
       const isolation = await createIsolation({
-        requested,
-        why: requested === 'none' ? 'the default of tether gateway, whose production home is Kubernetes' : 'asked for',
+        requested: values.isolation,
+        why:
+          values.isolation === 'none'
+            ? 'the default of tether gateway, whose production home is Kubernetes'
+            : 'asked for',
         hidden: [resolve(flags.data), ...(flags.stateDir ? [resolve(flags.stateDir)] : [])],
         dir: defaultSandboxDir(),
         log,
@@ -141,15 +143,15 @@ export function registerGatewayCommand(program: Command): void {
         services: kube?.services ?? flags.services,
         runtime: kube?.runtime,
         reloadServices: kube?.reloadServices,
-        port: port('--port', flags.port),
+        port: values.port,
         host: flags.host,
-        adminPort: port('--admin-port', flags.adminPort),
+        adminPort: values.adminPort,
         domain: flags.domain,
-        queueTimeoutMs: duration('--queue-timeout', flags.queueTimeout),
-        startTimeoutMs: duration('--start-timeout', flags.startTimeout),
-        proxyTimeoutMs: duration('--proxy-timeout', flags.proxyTimeout),
+        queueTimeoutMs: values.queueTimeoutMs,
+        startTimeoutMs: values.startTimeoutMs,
+        proxyTimeoutMs: values.proxyTimeoutMs,
         stateDir: flags.stateDir,
-        maxInstances: positive('--max-instances', flags.maxInstances),
+        maxInstances: values.maxInstances,
         adminToken,
         claimSecret: secrets.claimSecret,
         sessionSecret: secrets.sessionSecret,
@@ -157,8 +159,8 @@ export function registerGatewayCommand(program: Command): void {
         secureCookies: flags.secureCookies ?? false,
         trustedProxies: flags.trustedProxies?.split(',') ?? [],
         sessionStore,
-        gatewayId,
-        newSessionsPerMinute: count('--new-sessions-per-minute', flags.newSessionsPerMinute),
+        gatewayId: values.gatewayId,
+        newSessionsPerMinute: values.newSessionsPerMinute,
         log,
       });
       await printBanner(
@@ -177,27 +179,23 @@ export function registerGatewayCommand(program: Command): void {
     });
 }
 
-function port(flag: string, text: string): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n > 65535) throw new Error(`${flag}: must be a port number (0-65535), got '${text}'`);
-  return n;
-}
-
-function count(flag: string, text: string): number {
-  if (!/^\d{1,9}$/.test(text)) throw new Error(`${flag}: must be an integer >= 0, got '${text.slice(0, 40)}'`);
-  return Number(text);
-}
-
-function positive(flag: string, text: string): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text) || n < 1) throw new Error(`${flag}: must be a positive integer, got '${text}'`);
-  return n;
-}
-
-function duration(flag: string, text: string): number {
-  try {
-    return parseDuration(text);
-  } catch (err) {
-    throw new Error(`${flag}: ${(err as Error).message}`);
+/**
+ * The flag values of `tether gateway`, checked.
+ * @throws {CliError} exit 2 (usage) naming the first bad flag
+ */
+function gatewayFlagValues(flags: GatewayFlags) {
+  if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
+    throw new CliError(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime.slice(0, 40)}'`, EXIT.usage);
   }
+  return {
+    port: portFlag('--port', flags.port),
+    adminPort: portFlag('--admin-port', flags.adminPort),
+    queueTimeoutMs: durationFlag('--queue-timeout', flags.queueTimeout),
+    startTimeoutMs: durationFlag('--start-timeout', flags.startTimeout),
+    proxyTimeoutMs: durationFlag('--proxy-timeout', flags.proxyTimeout),
+    maxInstances: positiveFlag('--max-instances', flags.maxInstances),
+    newSessionsPerMinute: countFlag('--new-sessions-per-minute', flags.newSessionsPerMinute),
+    isolation: usage('--isolation', () => parseIsolationMode(flags.isolation)),
+    gatewayId: usage('--gateway-id', () => gatewayIdFromFlags(flags)),
+  };
 }

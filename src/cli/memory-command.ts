@@ -4,10 +4,10 @@
  * replicas (`--store postgres`). Flags have env equivalents (`TETHER_HOST`, `TETHER_PORT`, `TETHER_DATA`, …). Stops gracefully on SIGTERM/SIGINT within 10 s.
  */
 import type { Command } from 'commander';
-import { parseDuration } from '../common/durations.ts';
 import { startMemoryServer } from '../server/standalone.ts';
 import { maskUrl } from '../store/postgres/connection.ts';
 import { banner, printBanner } from './banner.ts';
+import { countFlag, durationFlag, portFlag, usage } from './flag-values.ts';
 import { kubernetesPlugins } from './kubernetes-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
@@ -37,13 +37,6 @@ export interface MemoryFlags {
   purgesPerMinute: string;
   maxScanEvents: string;
   bodyBytesInWork: string;
-}
-
-/** A flag that must be a whole number >= 0. */
-function count(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a whole number >= 0: got ${text}`);
-  return n;
 }
 
 const env = process.env;
@@ -135,27 +128,31 @@ export function registerMemoryCommand(program: Command): void {
     )
     .addOption(logFormatOption())
     .action(async (flags: MemoryFlags) => {
+      // Checked before the store is opened: a bad value exits 2 (usage).
+      const port = portFlag('--port', flags.port);
+      const keyCacheTtlMs = durationFlag('--key-cache-ttl', flags.keyCacheTtl);
+      const limits = {
+        perKeyPerSecond: countFlag('--key-rate-limit', flags.keyRateLimit),
+        purgesPerMinute: countFlag('--purges-per-minute', flags.purgesPerMinute),
+      };
+      const maxScanEvents = Math.max(1, countFlag('--max-scan-events', flags.maxScanEvents));
+      const maxBodyBytesInWork = Math.max(1, countFlag('--body-bytes-in-work', flags.bodyBytesInWork));
+      const defaultRegistry = usage('--registry', () => loadRegistryOption(flags.registry));
       const log = commandLogger('tether-memory', flags);
-      const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port must be 0..65535: got ${flags.port}`);
       const store = await openStoreOption(flags, log);
       const running = await startMemoryServer({
         host: flags.host,
         port,
         dataDir: flags.data,
         store,
-        defaultRegistry: loadRegistryOption(flags.registry),
+        defaultRegistry,
         log,
         adminKey: env.TETHER_ADMIN_KEY,
-        keyCacheTtlMs: parseDuration(flags.keyCacheTtl),
+        keyCacheTtlMs,
         metricsToken: flags.metricsToken || undefined,
-        limits: {
-          perKeyPerSecond: count('--key-rate-limit', flags.keyRateLimit),
-          purgesPerMinute: count('--purges-per-minute', flags.purgesPerMinute),
-        },
-        maxScanEvents: Math.max(1, count('--max-scan-events', flags.maxScanEvents)),
-        maxBodyBytesInWork: Math.max(1, count('--body-bytes-in-work', flags.bodyBytesInWork)),
+        limits,
+        maxScanEvents,
+        maxBodyBytesInWork,
         plugins: kubernetesPlugins(flags, log),
       }).catch(async (err: unknown) => {
         await store?.close();

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { startLocalPlatform } from '../up/platform.ts';
 import { banner, printBanner } from './banner.ts';
+import { portFlag, usage } from './flag-values.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -27,12 +28,6 @@ interface UpFlags {
   registry: string;
   isolation?: string;
   signedSessionKeys?: boolean;
-}
-
-function port(text: string, flag: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${flag} must be 0..65535: got ${text}`);
-  return n;
 }
 
 /** Registers `tether up`. */
@@ -58,18 +53,27 @@ export function registerUpCommand(program: Command): void {
     )
     .addOption(logFormatOption())
     .action(async (flags: UpFlags) => {
+      // Checked before anything starts: a bad value exits 2 (usage).
+      const memoryPort = portFlag('--memory-port', flags.memoryPort);
+      const gatewayPort = portFlag('--port', flags.port);
+      const adminPort = portFlag('--admin-port', flags.adminPort);
+      const defaultRegistry = usage('--registry', () => loadRegistryOption(flags.registry));
+      const isolation =
+        flags.isolation === undefined
+          ? undefined
+          : usage('--isolation', () => parseIsolationMode(flags.isolation ?? ''));
       const log = commandLogger('tether-up', flags);
       const platform = await startLocalPlatform({
         dataDir: flags.data,
         services: flags.services,
         host: flags.host,
-        memoryPort: port(flags.memoryPort, '--memory-port'),
-        gatewayPort: port(flags.port, '--port'),
-        adminPort: port(flags.adminPort, '--admin-port'),
+        memoryPort,
+        gatewayPort,
+        adminPort,
         domain: flags.domain,
-        defaultRegistry: loadRegistryOption(flags.registry),
+        defaultRegistry,
         adminKey: process.env.TETHER_ADMIN_KEY,
-        isolation: flags.isolation === undefined ? undefined : parseIsolationMode(flags.isolation),
+        isolation,
         signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });

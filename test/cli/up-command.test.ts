@@ -3,11 +3,14 @@
  * not documented fails here, naming it.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { Command } from 'commander';
 import { registerUpCommand } from '../../src/cli/up-command.ts';
+import { runTether } from '../helpers/tether-cli.ts';
 
 const README = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
 
@@ -24,4 +27,21 @@ describe('tether up flags', () => {
     const missing = flags.filter((f) => !section.includes(`\`${f}`));
     assert.deepEqual(missing, [], 'flags of tether up missing from the README table');
   });
+});
+
+describe('tether up', () => {
+  for (const [flag, value, names] of [
+    ['--port', 'abc', /--port: must be a port number \(0-65535\), got 'abc'/],
+    ['--isolation', 'sometimes', /--isolation must be one of auto, namespaces, none/],
+  ] as const) {
+    it(`exits 2 on ${flag} ${value} before anything starts`, async (t) => {
+      const dir = await mkdtemp(join(tmpdir(), 'tether-cli-up-'));
+      t.after(() => rm(dir, { recursive: true, force: true }));
+      const data = join(dir, 'data');
+      const run = await runTether(['up', '--data', data, flag, value]);
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, names);
+      assert.equal(existsSync(data), false, 'nothing written into --data');
+    });
+  }
 });
