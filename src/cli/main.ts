@@ -5,7 +5,6 @@
  * This is the only place that picks drivers (store, session store, runtime).
  */
 import { Command, CommanderError } from 'commander';
-import { DuplicateServiceError } from '../gateway/services/load-services.ts';
 import { CliError, EXIT } from './api-client.ts';
 import { registerExportCommands } from './export-command.ts';
 import { registerFactCommands } from './fact-commands.ts';
@@ -38,7 +37,5 @@ try {
     process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.usage);
   }
   process.stderr.write(`tether: ${err instanceof Error ? err.message : String(err)}\n`);
-  // Two services of one name: the manifest set given is refused as a whole, like a bad command line.
-  const usage = err instanceof DuplicateServiceError;
-  process.exit(err instanceof CliError ? err.exitCode : usage ? EXIT.usage : EXIT.failed);
+  process.exit(err instanceof CliError ? err.exitCode : EXIT.failed);
 }
