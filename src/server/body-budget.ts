@@ -5,9 +5,12 @@
  * 40x its JSON size in heap) until its group commit, so 32 clients sending 500-statement batches took
  * the peak RSS from 250 to 380 MB (266 MB with this budget at 512 KiB). A request with a body waits (FIFO, before its body is read: the
  * socket is paused, so the bytes stay in the kernel) until the bytes in work leave room for it; one
- * larger than the budget runs alone. Past `maxWaiting` waiters: 503 + `Retry-After`. Installed by `app.ts`.
+ * larger than the budget runs alone. Past `maxWaiting` waiters: 503 + `Retry-After`. A request whose
+ * connection closes while it waits leaves the queue; one that is gone by the time it is admitted gives
+ * its room back at once. Installed by `app.ts`.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailable } from '../common/errors.ts';
 
 /** Options of `BodyBudget`. */
@@ -18,13 +21,20 @@ export interface BodyBudgetOptions {
   maxWaiting?: number;
 }
 
+/** A request waiting for room; `admitted` once its bytes were counted in. */
+interface Waiter {
+  bytes: number;
+  admitted: boolean;
+  admit: () => void;
+}
+
 /** Admits requests by the size of their bodies. */
 export class BodyBudget {
   readonly #max: number;
   readonly #maxWaiting: number;
   #inWork = 0;
   #running = 0;
-  readonly #waiting: { bytes: number; admit: () => void }[] = [];
+  readonly #waiting: Waiter[] = [];
 
   constructor(options: BodyBudgetOptions = {}) {
     this.#max = options.maxBytes ?? 512 * 1024;
@@ -44,13 +54,15 @@ export class BodyBudget {
 
   /**
    * Waits for room for `bytes`, then counts them in; call the returned function (once is enough)
-   * when the request is done.
+   * when the request is done. When `signal` aborts while waiting, the wait ends (rejects with the
+   * signal's reason) and nothing is counted in.
    * @throws {TetherError} 503 `unavailable` when `maxWaiting` requests already wait
    */
-  async acquire(bytes: number): Promise<() => void> {
+  async acquire(bytes: number, signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
     if (this.#waiting.length > 0 || !this.#fits(bytes)) {
       if (this.#waiting.length >= this.#maxWaiting) throw unavailable('too many large requests at once; retry', 1);
-      await new Promise<void>((admit) => this.#waiting.push({ bytes, admit }));
+      await this.#wait(bytes, signal);
     } else {
       this.#take(bytes);
     }
@@ -62,6 +74,25 @@ export class BodyBudget {
       this.#running--;
       this.#admitWaiting();
     };
+  }
+
+  #wait(bytes: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { bytes, admitted: false, admit: resolve };
+      const leave = () => {
+        if (waiter.admitted) return; // already counted in: the caller releases
+        this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+        reject(signal?.reason);
+        // A large waiter at the head may have held back smaller ones that fit now.
+        this.#admitWaiting();
+      };
+      waiter.admit = () => {
+        signal?.removeEventListener('abort', leave);
+        resolve();
+      };
+      signal?.addEventListener('abort', leave, { once: true });
+      this.#waiting.push(waiter);
+    });
   }
 
   #fits(bytes: number): boolean {
@@ -77,6 +108,7 @@ export class BodyBudget {
     for (let next = this.#waiting[0]; next && this.#fits(next.bytes); next = this.#waiting[0]) {
       this.#waiting.shift();
       this.#take(next.bytes);
+      next.admitted = true;
       next.admit();
     }
   }
@@ -95,10 +127,35 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, chun
     const length = Number(req.headers['content-length'] ?? 0);
     const bytes = req.headers['transfer-encoding'] !== undefined ? chunkedBytes : Number.isFinite(length) ? length : 0;
     if (bytes <= 0) return;
-    const release = await budget.acquire(bytes);
+    // 'close' of the response is the one signal of a connection that died before its answer (the
+    // body is unread, so the request stream may never end); it may fire before this hook runs.
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    reply.raw.once('close', onClose);
+    if (connectionGone(req, reply)) gone.abort();
+    let release: () => void;
+    try {
+      release = await budget.acquire(bytes, gone.signal);
+    } catch (err) {
+      if (!gone.signal.aborted) throw err;
+      return void reply.hijack(); // nobody to answer: end the lifecycle here
+    } finally {
+      reply.raw.off('close', onClose);
+    }
     releases.set(req, release);
-    reply.raw.once('close', release); // a connection that died before an answer
+    if (connectionGone(req, reply)) {
+      // Admitted after its connection closed ('close' has fired and will not again).
+      release();
+      return void reply.hijack();
+    }
+    reply.raw.once('close', release); // a connection that dies before an answer
   });
   app.addHook('onResponse', done);
   app.addHook('onRequestAbort', done);
+}
+
+/** Whether the client's connection is closed (the answer can no longer be sent). */
+function connectionGone(req: FastifyRequest, reply: FastifyReply): boolean {
+  const socket = req.raw.socket as Socket | null;
+  return reply.raw.destroyed || !socket || socket.destroyed;
 }
