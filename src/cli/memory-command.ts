@@ -37,6 +37,7 @@ export interface MemoryFlags {
   purgesPerMinute: string;
   maxScanEvents: string;
   bodyBytesInWork: string;
+  requestTimeout: string;
 }
 
 const env = process.env;
@@ -126,11 +127,17 @@ export function registerMemoryCommand(program: Command): void {
       'request body bytes worked on at once; more waits, unread, for room (TETHER_BODY_BYTES_IN_WORK)',
       env.TETHER_BODY_BYTES_IN_WORK ?? String(512 * 1024),
     )
+    .option(
+      '--request-timeout <duration>',
+      'time a client has to send a whole request, head and body; past it 408; 0 = no limit (TETHER_REQUEST_TIMEOUT)',
+      env.TETHER_REQUEST_TIMEOUT ?? '30s',
+    )
     .addOption(logFormatOption())
     .action(async (flags: MemoryFlags) => {
       // Checked before the store is opened: a bad value exits 2 (usage).
       const port = portFlag('--port', flags.port);
       const keyCacheTtlMs = durationFlag('--key-cache-ttl', flags.keyCacheTtl);
+      const requestTimeoutMs = Math.ceil(durationFlag('--request-timeout', flags.requestTimeout));
       const limits = {
         perKeyPerSecond: countFlag('--key-rate-limit', flags.keyRateLimit),
         purgesPerMinute: countFlag('--purges-per-minute', flags.purgesPerMinute),
@@ -153,6 +160,7 @@ export function registerMemoryCommand(program: Command): void {
         limits,
         maxScanEvents,
         maxBodyBytesInWork,
+        requestTimeoutMs,
         plugins: kubernetesPlugins(flags, log),
       }).catch(async (err: unknown) => {
         await store?.close();

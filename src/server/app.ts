@@ -42,6 +42,9 @@ export const API_VERSION = '0.1.0';
 /** Largest request body, bytes. */
 export const BODY_LIMIT = 1024 * 1024;
 
+/** Default time a client has to send a whole request (head and body), ms. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 /** Dependencies of the memory server. */
 export interface MemoryServerOptions {
   store: Store;
@@ -62,6 +65,11 @@ export interface MemoryServerOptions {
   limits?: Omit<RequestLimitsOptions, 'clock'>;
   /** Request body bytes in work at once (`body-budget.ts`). @default 512 KiB */
   maxBodyBytesInWork?: number;
+  /**
+   * Time a client has to send a whole request (head and body), ms; past it 408 and the connection
+   * closes (freeing its room in the body budget). 0 = no limit. @default 30000
+   */
+  requestTimeoutMs?: number;
   /** Most events one `as_of` read folds (`recall.ts`). @default 20000 */
   maxScanEvents?: number;
   /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
@@ -98,9 +106,26 @@ export interface RegisteredRoute {
 /** Builds (does not listen) the memory server. */
 export async function createMemoryServer(options: MemoryServerOptions): Promise<MemoryServer> {
   const { store, keys, clock } = options;
+  const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 0) {
+    throw new Error(
+      `Cannot build the memory server as 'requestTimeoutMs' must be a whole number ≥ 0: got ${requestTimeoutMs}`,
+    );
+  }
   const app = Fastify({
     loggerInstance: options.log as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
+    // A client that stops sending mid-body would hold its room in the body budget (and so every
+    // other tenant's writes) for ever; past this Node answers 408 (`clientErrorHandler`) and closes.
+    requestTimeout: requestTimeoutMs,
+    http: {
+      // Node takes the larger of the two as the request timeout (it swaps them), and its headers
+      // timeout stays at 60 s when Fastify sets `requestTimeout` after construction: keep it ≤.
+      headersTimeout: requestTimeoutMs > 0 ? Math.min(60_000, requestTimeoutMs) : 60_000,
+      // Node looks for expired requests every `connectionsCheckingInterval` (default 30 s, which could
+      // double the timeout); once a second walks only the connections still sending a request.
+      connectionsCheckingInterval: requestTimeoutMs > 0 ? Math.min(1000, requestTimeoutMs) : 30_000,
+    },
     // One line per request costs throughput; errors and refusals are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     // Our own 503 (below) has the wire error shape and a Retry-After; Fastify's has neither.

@@ -37,6 +37,8 @@ export interface StandaloneOptions {
   limits?: MemoryServerOptions['limits'];
   /** Request body bytes in work at once. @default 512 KiB */
   maxBodyBytesInWork?: number;
+  /** Time a client has to send a whole request, ms; past it 408. 0 = no limit. @default 30000 */
+  requestTimeoutMs?: number;
   /** Most events one `as_of` read folds. @default 20000 */
   maxScanEvents?: number;
   /** Bearer token for /metrics (and the event counts on it). */
@@ -90,6 +92,7 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
     maxBodyBytesInWork: options.maxBodyBytesInWork,
+    requestTimeoutMs: options.requestTimeoutMs,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });

@@ -49,6 +49,7 @@ export async function startTestMemoryServer(
       | 'limits'
       | 'maxScanEvents'
       | 'maxBodyBytesInWork'
+      | 'requestTimeoutMs'
       | 'consoleGateway'
     >
   > = {},
@@ -68,6 +69,7 @@ export async function startTestMemoryServer(
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
     maxBodyBytesInWork: options.maxBodyBytesInWork,
+    requestTimeoutMs: options.requestTimeoutMs,
     consoleGateway: options.consoleGateway,
   });
   const call: TestMemoryServer['call'] = async (method, path, opts = {}) => {

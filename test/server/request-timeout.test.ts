@@ -1,0 +1,77 @@
+/**
+ * The request timeout (`requestTimeoutMs` in src/server/app.ts): a client that stops sending its body
+ * gets 408 in the wire shape and loses its connection, which gives its room in the body budget back
+ * so other tenants' writes go on.
+ */
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { REQUEST_TIMEOUT_MS } from '../../src/server/app.ts';
+import { startTestMemoryServer } from '../helpers/memory-server.ts';
+
+/**
+ * Writes `head` and then sends nothing more, keeping the connection open (unlike `sendRaw`, which
+ * ends it); resolves with the status and body of what the server answered before it closed.
+ */
+function stall(url: string, head: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer in ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString();
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
+    socket.write(head);
+  });
+}
+
+describe('the memory server with a request timeout', () => {
+  it('answers a stalled upload 408 naming the request, and frees the body budget', async () => {
+    const srv = await startTestMemoryServer({ requestTimeoutMs: 300 });
+    try {
+      const stalled = await srv.agentKey('timeout-a', 'a');
+      const other = await srv.agentKey('timeout-b', 'b');
+      const budget = srv.running.server.bodyBudget;
+      const head =
+        `POST /v1/memories HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${stalled}\r\n` +
+        'content-type: application/json\r\ncontent-length: 600000\r\n\r\n{"subject":';
+      const answer = stall(srv.url, head, 5000);
+      while (budget.inWork === 0) await nextTurn();
+      // another tenant's write waits behind the stalled upload, and goes on once it is cut off
+      const write = await srv.call('POST', '/v1/memories', {
+        key: other,
+        body: { subject: 's', predicate: 'note', value: 'after the stall' },
+      });
+      const { status, body } = await answer;
+      assert.equal(status, 408);
+      const error = JSON.parse(body).error;
+      assert.equal(error.code, 'invalid_request');
+      assert.match(error.message, /^request: .*did not arrive in time/);
+      assert.equal(write.status, 200);
+      assert.deepEqual([budget.inWork, budget.waiting], [0, 0]);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('gives a client 30 s by default', async () => {
+    const srv = await startTestMemoryServer();
+    try {
+      assert.equal(REQUEST_TIMEOUT_MS, 30_000);
+      const server = srv.running.server.app.server;
+      assert.equal(server.requestTimeout, REQUEST_TIMEOUT_MS);
+      assert.ok(server.headersTimeout <= server.requestTimeout, 'else Node takes the headers timeout for it');
+    } finally {
+      await srv.close();
+    }
+  });
+});
