@@ -210,7 +210,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
           owner: { tenant: req.auth.tenant, namespace: req.auth.namespace, keyId: req.auth.keyId },
           lastSeen: opts.clock.now(),
         };
-        await sessions.add(session);
+        sessions.add(session);
       },
       onsessionclosed: (id) => sessions.closed(id),
     });
@@ -246,6 +246,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: McpRoutesOptions): P
       return hijacked(req, reply, () => session.transport.handleRequest(withAuth(req), reply.raw, req.body));
     }
     if (isInitializeRequest(req.body)) {
+      await sessions.makeRoom(req.auth); // refused (503) before the transport answers
       return hijacked(req, reply, async () =>
         (await openSession(req)).handleRequest(withAuth(req), reply.raw, req.body),
       );

@@ -4,12 +4,16 @@
  * server, belongs to the agent that opened it (another key's request with its id is not found), and
  * may hold the lease `agent_resume` took — its writes carry that epoch without the model passing it,
  * the lease is renewed as the session is used, and released when the session closes (DELETE /mcp,
- * idle for `idleMs`, or server shutdown). Used by `mcp-route.ts`.
+ * idle for `idleMs`, or server shutdown). Each owner has its own cap of open sessions (at it, its
+ * own longest idle one is closed); when the server-wide bound is reached new sessions are refused,
+ * never made room for by closing another owner's (which would end that owner's lease). Used by
+ * `mcp-route.ts`.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthContext } from '../../auth/auth-context.ts';
 import type { Clock } from '../../common/clock.ts';
+import { unavailable } from '../../common/errors.ts';
 
 /** The lease a session holds. */
 export interface SessionLease {
@@ -43,8 +47,10 @@ export interface McpSessionsOptions {
   clock: Clock;
   /** Close a session after this long without a request, ms. @default 1800000 (30 min) */
   idleMs?: number;
-  /** Most open sessions; the longest idle is closed to make room. @default 1000 */
+  /** Most open sessions on this server; past it a new one is refused (503). @default 1000 */
   maxSessions?: number;
+  /** Most open sessions of one owner (agent namespace, or admin key); its longest idle is closed to make room. @default 100 */
+  maxSessionsPerOwner?: number;
   /** Ends a session's lease (called on close; errors are the caller's to log). */
   release: (lease: SessionLease) => Promise<void>;
 }
@@ -55,6 +61,7 @@ export class McpSessions {
   readonly #clock: Clock;
   readonly #idleMs: number;
   readonly #max: number;
+  readonly #maxPerOwner: number;
   readonly #release: (lease: SessionLease) => Promise<void>;
   readonly #sweep: NodeJS.Timeout;
 
@@ -62,6 +69,10 @@ export class McpSessions {
     this.#clock = options.clock;
     this.#idleMs = options.idleMs ?? 30 * 60_000;
     this.#max = options.maxSessions ?? 1000;
+    this.#maxPerOwner = options.maxSessionsPerOwner ?? 100;
+    if (!(this.#maxPerOwner >= 1)) {
+      throw new Error(`Cannot keep MCP sessions as 'maxSessionsPerOwner' must be ≥ 1: got ${this.#maxPerOwner}`);
+    }
     this.#release = options.release;
     this.#sweep = setInterval(() => void this.closeIdle(), Math.min(60_000, this.#idleMs));
     this.#sweep.unref();
@@ -77,12 +88,32 @@ export class McpSessions {
     return owner.keyId === auth.keyId;
   }
 
-  /** Records a new session (after its initialize), making room if there are too many. */
-  async add(session: McpSession): Promise<void> {
-    if (this.#sessions.size >= this.#max) {
-      const oldest = [...this.#sessions.values()].sort((a, b) => a.lastSeen - b.lastSeen)[0];
+  /**
+   * Makes room for one more session of `auth` before it is opened: when `auth` is at its own cap,
+   * its longest idle session is closed (an agent that reconnects without DELETE /mcp keeps working).
+   * Another owner's session is never closed for it.
+   * @throws {TetherError} 503 `unavailable` when `maxSessions` are open and `auth` is below its cap
+   */
+  async makeRoom(auth: AuthContext): Promise<void> {
+    const own = [...this.#sessions.values()].filter((s) => McpSessions.owns(s.owner, auth));
+    if (own.length >= this.#maxPerOwner) {
+      const oldest = own.sort((a, b) => a.lastSeen - b.lastSeen)[0];
       if (oldest) await this.close(oldest.id);
+      return;
     }
+    if (this.#sessions.size >= this.#max) {
+      throw unavailable(
+        'too many MCP sessions open on this server; close unused ones (DELETE /mcp) or retry later',
+        30,
+      );
+    }
+  }
+
+  /**
+   * Records a new session (after its initialize; `makeRoom` came before). Initializes in flight at
+   * once may take the count a little past the caps until the next `makeRoom` of that owner.
+   */
+  add(session: McpSession): void {
     this.#sessions.set(session.id, session);
   }
 
