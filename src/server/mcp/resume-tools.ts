@@ -24,7 +24,7 @@ import {
   turnBody,
   workingStatePatch,
 } from '../schemas/resume.ts';
-import type { McpSessionContext } from './sessions.ts';
+import type { McpSessionContext, SessionLease } from './sessions.ts';
 import { defineTool, type MemoryTool } from './tools.ts';
 
 /** What the resume tools call. */
@@ -81,6 +81,16 @@ async function sessionEpoch(
   return lease.epoch;
 }
 
+/**
+ * Whether the session's lease is still the namespace's live lease. The session's own `expiresAt` is
+ * only what it last saw: the lease may since have been released over HTTP or taken by another holder.
+ */
+async function stillHeld(deps: ResumeToolDeps, auth: AuthContext, lease: SessionLease): Promise<boolean> {
+  if (lease.expiresAt <= deps.clock.now()) return false;
+  const now = await deps.calls.lease(auth, { namespace: lease.namespace });
+  return now.held && now.epoch === lease.epoch;
+}
+
 /** A write tool: the session's epoch, and MCP wording for a missing lease. */
 function writeTool<S extends z.ZodObject>(
   deps: ResumeToolDeps,
@@ -129,17 +139,27 @@ export function resumeTools(deps: ResumeToolDeps): MemoryTool[] {
         'token_budget (default 8000, at least 500). defer: true only reads, without the lease.',
       resumeArgs,
       async (auth, input, session) => {
-        const live = session?.lease && session.lease.expiresAt > deps.clock.now() ? session.lease : null;
         if (!session && !input.defer) {
           throw invalidRequest(
             'defer',
             'agent_resume holds the lease for an MCP session: initialize one, or pass defer: true',
           );
         }
-        if (live) {
+        const namespace = resolveNamespace(auth, input.namespace);
+        const held = session?.lease && (await stillHeld(deps, auth, session.lease)) ? session.lease : null;
+        if (held && held.namespace === namespace) {
           const answer = await calls.resume(auth, { ...input, defer: true });
-          return { ...answer, epoch: live.epoch };
+          return { ...answer, epoch: held.epoch };
         }
+        if (held && !input.defer) {
+          // One lease per session: taking this one would leave the other held, unrenewed and unreleased.
+          throw invalidRequest(
+            'namespace',
+            `this MCP session holds the lease of ${held.namespace}: resume ${namespace} in an MCP session of its own, or pass defer: true`,
+          );
+        }
+        // No lease, or one lost (released, lapsed, taken over): take it again, as POST /v1/resume
+        // would (409 lease_held while another holds it; the lost lease stays, so writes say lease_lost).
         const answer = await calls.resume(auth, { ...input, holder: session ? `mcp:${session.id}` : undefined });
         if (session && answer.epoch !== null) {
           session.lease = {

@@ -3,6 +3,8 @@
  * the lease for the session, writes carry it without an epoch argument, a second session gets
  * lease_held, an enum violation is an isError result naming the allowed values, a key for
  * agents:run-2 cannot reach agents:run-1 (nor its session), and closing the session releases the lease.
+ * A session whose lease was lost answers agent_resume as POST /v1/resume would (or takes it again when
+ * free), and never lends one namespace's epoch to another.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -123,6 +125,45 @@ describe('MCP resume tools', () => {
     assert.match(err.message, /agent_resume/);
     assert.equal((await srv.call('GET', '/v1/turns', { key: run1 })).body.turns.at(-1)?.content, 'go');
     await srv.call('POST', '/v1/lease/release', { key: run1, body: { epoch: b.body.epoch } });
+  });
+
+  it('answers agent_resume with lease_held, as POST /v1/resume does, once another holder took the lease', async () => {
+    const key = await srv.agentKey('agents', 'run-3', 86_400);
+    const a = await connect(key);
+    const first = ok(await call(a.client, 'agent_resume', { lease_ttl_ms: 600_000 }));
+    const released = await srv.call('POST', '/v1/lease/release', { key, body: { epoch: first.epoch } });
+    assert.equal(released.status, 200, released.text);
+    const other = await srv.call('POST', '/v1/lease/acquire', { key, body: { holder: 'pod-b', ttl_ms: 600_000 } });
+    assert.equal(other.status, 200, other.text);
+    const http = await srv.call('POST', '/v1/resume', { key, body: { holder: 'pod-c' } });
+    assert.deepEqual([http.status, http.body.error?.code], [409, 'lease_held']);
+    const err = refused(await call(a.client, 'agent_resume', {}), 'lease_held');
+    assert.match(err.message, /pod-b/);
+    refused(await call(a.client, 'update_working_state', { goal: 'stale' }), 'lease_lost');
+    await srv.call('POST', '/v1/lease/release', { key, body: { epoch: other.body.epoch } });
+  });
+
+  it('takes the lease again, with a new epoch, when the session lost it and it is free', async () => {
+    const key = await srv.agentKey('agents', 'run-4', 86_400);
+    const a = await connect(key);
+    const first = ok(await call(a.client, 'agent_resume', { lease_ttl_ms: 600_000 }));
+    await srv.call('POST', '/v1/lease/release', { key, body: { epoch: first.epoch } });
+    const again = ok(await call(a.client, 'agent_resume', {}));
+    assert.ok(again.epoch > first.epoch, 'not the dead epoch');
+    assert.deepEqual([again.lease.held, again.lease.epoch], [true, again.epoch]);
+    assert.equal(ok(await call(a.client, 'update_working_state', { goal: 'back' })).version, 1);
+    await a.transport.terminateSession();
+  });
+
+  it("never answers another namespace's resume with the epoch the session holds", async () => {
+    const a = await connect(srv.adminKey);
+    const held = ok(await call(a.client, 'agent_resume', { namespace: 'agents:run-5' }));
+    const err = refused(await call(a.client, 'agent_resume', { namespace: 'agents:run-6' }), 'invalid_request');
+    assert.match(err.message, /^namespace: .*agents:run-5/);
+    const read = ok(await call(a.client, 'agent_resume', { namespace: 'agents:run-6', defer: true }));
+    assert.deepEqual([read.namespace, read.epoch], ['agents:run-6', null]);
+    assert.equal(ok(await call(a.client, 'agent_resume', { namespace: 'agents:run-5' })).epoch, held.epoch);
+    await a.transport.terminateSession();
   });
 
   it('answers an enum violation with an isError result naming the allowed values', async () => {
