@@ -80,7 +80,12 @@ export function typedValue(def: PredicateDef, raw: unknown, field = 'value'): Ty
   }
 }
 
-function isoDay(day: string): string | null {
+/**
+ * `day` (YYYY-MM-DD) as the calendar reads it back, or null when it is no date at all. `Date.parse`
+ * rolls impossible days over (`2026-02-30` reads back as `2026-03-02`), so a real day is one that
+ * reads back as itself. Also used by the `instant` schema (`server/schemas/common.ts`).
+ */
+export function isoDay(day: string): string | null {
   const ms = Date.parse(`${day}T00:00:00Z`);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString().slice(0, 10);
 }

@@ -50,6 +50,12 @@ describe('bad input', () => {
       field: /^observed_at:/,
     },
     {
+      name: 'observed_at on a day the calendar does not have',
+      body: { subject: 's', predicate: 'lives_in', value: 'x', observed_at: '2026-02-30T12:00:00Z' },
+      status: 400,
+      field: /^observed_at: 2026-02-30 is not a calendar date/,
+    },
+    {
       name: 'confidence above 1',
       body: { subject: 's', predicate: 'lives_in', value: 'x', confidence: 2 },
       status: 400,
@@ -136,6 +142,8 @@ describe('bad input', () => {
       ['limit=0', /^limit:/],
       ['limit=abc', /^limit:/],
       ['as_of=soon', /^as_of:/],
+      ['as_of=2026-04-31T00:00:00Z', /^as_of: 2026-04-31 is not a calendar date/],
+      ['as_of=2025-02-29', /^as_of: 2025-02-29 is not a calendar date/],
       ['min_confidence=7', /^min_confidence:/],
       ['min_confidence=2e0', /^min_confidence:/],
       ['min_confidence=-0.1', /^min_confidence:/],

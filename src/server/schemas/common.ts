@@ -3,6 +3,7 @@
  * Zod pieces shared by route schemas: times (ISO 8601 or epoch ms), limits, namespace text.
  */
 import { z } from 'zod';
+import { isoDay } from '../../memory/values.ts';
 
 /** An instant as ISO 8601 with a zone (`2026-11-30T08:00:00Z`) or epoch milliseconds; parsed to epoch ms. */
 export const instant = z
@@ -19,6 +20,11 @@ export const instant = z
     const ms = typeof v === 'number' ? v : Date.parse(v);
     if (Number.isNaN(ms)) {
       ctx.addIssue({ code: 'custom', message: 'is not a valid time' });
+      return z.NEVER;
+    }
+    // Date.parse takes 2026-02-30 for 2026-03-02: a day the calendar does not have is refused.
+    if (typeof v === 'string' && isoDay(v.slice(0, 10)) !== v.slice(0, 10)) {
+      ctx.addIssue({ code: 'custom', message: `${v.slice(0, 10)} is not a calendar date` });
       return z.NEVER;
     }
     return ms;
