@@ -86,6 +86,33 @@ describe('GET /v1/keys paging and expired keys', () => {
     assert.ok(all.body.keys.some((k: { id: string }) => k.id === short));
   });
 
+  it('refuses an after that is no key of the listing with 400 naming after, instead of starting over', async () => {
+    const admin = (await srv.call('POST', '/v1/keys', { key: srv.adminKey, body: { tenant: 'cursor' } })).body.key;
+    const own = (await srv.agentKey('cursor', 'c1')).slice(4, 20);
+    const foreign = (await srv.agentKey('elsewhere', 'c2')).slice(4, 20);
+    for (const after of ['0123456789abcdef', foreign]) {
+      const r = await srv.call('GET', `/v1/keys?after=${after}`, { key: admin });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.error.code, 'invalid_request');
+      assert.match(r.body.error.message, /^after: no key /);
+    }
+    const ok = await srv.call('GET', `/v1/keys?after=${own}`, { key: admin });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
+  it('keeps its place after a cursor key that has expired since the last page', async () => {
+    const admin = (await srv.call('POST', '/v1/keys', { key: srv.adminKey, body: { tenant: 'lapse' } })).body.key;
+    clock.advance(1);
+    const short = (await srv.agentKey('lapse', 'short', 10)).slice(4, 20);
+    clock.advance(1);
+    const later = (await srv.agentKey('lapse', 'later')).slice(4, 20);
+    const first = await srv.call('GET', '/v1/keys?limit=2', { key: admin });
+    assert.equal(first.body.next, short);
+    clock.advance(10_001);
+    const second = await srv.call('GET', `/v1/keys?limit=2&after=${short}`, { key: admin });
+    assert.deepEqual([second.status, second.body.keys.map((k: { id: string }) => k.id)], [200, [later]]);
+  });
+
   it('sweeps keys that expired long ago from the store', async () => {
     const id = (await srv.agentKey('sweep', 's', 1)).slice(4, 20);
     const keep = (await srv.agentKey('sweep', 'long', 3600)).slice(4, 20);

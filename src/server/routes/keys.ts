@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { reachesTenant } from '../../auth/auth-context.ts';
 import type { KeyService } from '../../auth/key-service.ts';
 import type { Clock } from '../../common/clock.ts';
-import { forbidden, notFound } from '../../common/errors.ts';
+import { forbidden, invalidRequest, notFound } from '../../common/errors.ts';
 import type { Store } from '../../store/store.ts';
 import { iso } from '../schemas/common.ts';
 import {
@@ -63,12 +63,21 @@ export async function keyRoutes(app: FastifyInstance, opts: { keys: KeyService; 
     async (req) => {
       const q = req.query;
       const now = opts.clock.now();
-      const all = (await opts.store.listKeys(req.auth.tenant)).filter(
-        (k) => q.include_expired === 'true' || k.expiresAt === null || k.expiresAt > now,
-      );
-      const from = q.after === undefined ? 0 : all.findIndex((k) => k.id === q.after) + 1;
-      const page = all.slice(from, from + (q.limit ?? 100));
-      const more = from + page.length < all.length;
+      const all = await opts.store.listKeys(req.auth.tenant);
+      // The cursor is looked up before expired keys are hidden, so one that expired since the last
+      // page still marks its place. Key ids are random, so an unknown one has no place at all: an
+      // empty page would read as the end of the listing, and starting over would repeat it.
+      let from = 0;
+      if (q.after !== undefined) {
+        const at = all.findIndex((k) => k.id === q.after);
+        if (at < 0) throw invalidRequest('after', `no key ${q.after} in this listing; list again without after`);
+        from = at + 1;
+      }
+      const rest = all
+        .slice(from)
+        .filter((k) => q.include_expired === 'true' || k.expiresAt === null || k.expiresAt > now);
+      const page = rest.slice(0, q.limit ?? 100);
+      const more = page.length < rest.length;
       return { keys: page.map(keyJson), next: more ? (page[page.length - 1]?.id ?? null) : null };
     },
   );
