@@ -56,7 +56,7 @@ export function registerExportCommands(program: Command): void {
     .option('--url <url>', 'memory server URL (TETHER_URL)', process.env.TETHER_URL ?? 'http://127.0.0.1:8080')
     .option('--key <key>', 'API key (default: TETHER_KEY, else .tether/memory/admin.key)')
     .option('--namespace <ns>', 'one namespace (default: the key’s own, or every namespace an admin reaches)')
-    .option('--since <id>', 'only events after this id')
+    .option('--since <id>', 'only events after this event: the last id of the previous export')
     .action(async (flags: ClientFlags & { since?: string }) => {
       const url = new URL('/v1/events', flags.url);
       if (flags.namespace) url.searchParams.set('namespace', flags.namespace);

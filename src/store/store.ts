@@ -186,7 +186,10 @@ export interface ExportQuery {
   /** One namespace, or every namespace of `tenant` (or everything when both are absent). */
   namespace?: string;
   tenant?: string;
-  /** Only events with an id greater than this. */
+  /**
+   * Only events after this event in the store's `exportOrder`: with `id`, any id (stored or not);
+   * with `commit`, the id of a stored event, else 400 `invalid_request` naming `since`.
+   */
   since?: string;
   limit: number;
 }
@@ -240,6 +243,12 @@ export interface Store {
    */
   readonly writeConcurrency?: number;
   /**
+   * The order of `exportEvents`. `id`: one writer commits in id order (SQLite). `commit`: writes of
+   * several replicas commit out of id order, so events come in commit order, each transaction's in
+   * insertion order, and only once every older transaction has ended (PostgreSQL).
+   */
+  readonly exportOrder: 'id' | 'commit';
+  /**
    * Appends events and applies belief changes in one transaction: all or none.
    * @param changes the new current beliefs of each fact the events touch (the "now" projection)
    */
@@ -287,7 +296,11 @@ export interface Store {
    * @returns hits, newest written first
    */
   searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]>;
-  /** Events in id order for export. */
+  /**
+   * Events for export, in `exportOrder`; paging from the last event of a page with `since` never
+   * skips an event, whatever commits meanwhile.
+   * @throws {TetherError} 400 `invalid_request` (`since`) when a commit-order store has no such event
+   */
   exportEvents(query: ExportQuery): Promise<StoredEvent[]>;
   /**
    * Erases every event and every resume record (lease included) of a namespace for good. The lease

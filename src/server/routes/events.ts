@@ -32,9 +32,17 @@ const NDJSON = 'application/x-ndjson';
 
 const PAGE = 1000;
 
-/** Event lines page by page; before a tenant's first event, its registry versions (an import restores them). */
-async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): AsyncGenerator<string> {
-  yield* eventExportLines(store, query);
+/**
+ * Event lines page by page from `first` (the first page, read before the answer starts so that a
+ * refused `since` is a 400, not a cut stream); before a tenant's first event, its registry versions
+ * (an import restores them).
+ */
+async function* exportLines(
+  store: Store,
+  query: Omit<ExportQuery, 'limit'>,
+  first: StoredEvent[],
+): AsyncGenerator<string> {
+  yield* eventExportLines(store, query, first);
   // The resume records follow the events (whole, so not in an incremental export from `since`).
   if (query.since !== undefined) return;
   let lines: string[] = [];
@@ -48,11 +56,14 @@ async function* exportLines(store: Store, query: Omit<ExportQuery, 'limit'>): As
   if (lines.length > 0) yield `${lines.join('\n')}\n`;
 }
 
-async function* eventExportLines(store: Store, query: Omit<ExportQuery, 'limit'>): AsyncGenerator<string> {
-  let since = query.since;
+async function* eventExportLines(
+  store: Store,
+  query: Omit<ExportQuery, 'limit'>,
+  first: StoredEvent[],
+): AsyncGenerator<string> {
   const tenants = new Set<string>();
+  let page = first;
   for (;;) {
-    const page = await store.exportEvents({ ...query, since, limit: PAGE });
     if (page.length === 0) return;
     const lines: string[] = [];
     for (const e of page) {
@@ -63,8 +74,9 @@ async function* eventExportLines(store: Store, query: Omit<ExportQuery, 'limit'>
       lines.push(JSON.stringify(eventJson(e)));
     }
     yield `${lines.join('\n')}\n`;
-    since = (page[page.length - 1] as StoredEvent).id;
     if (page.length < PAGE) return;
+    // The last event is the cursor: in the store's export order nothing can come behind it later.
+    page = await store.exportEvents({ ...query, since: (page[page.length - 1] as StoredEvent).id, limit: PAGE });
   }
 }
 
@@ -96,9 +108,11 @@ export async function eventRoutes(
     } else {
       scope = req.auth.tenant === '*' ? {} : { tenant: req.auth.tenant };
     }
+    const query = { ...scope, since: q.since };
+    const first = await store.exportEvents({ ...query, limit: PAGE });
     reply.type('application/x-ndjson');
     // A stream, not the documented string: NDJSON goes out page by page.
-    return reply.send(Readable.from(exportLines(store, { ...scope, since: q.since })) as unknown as string);
+    return reply.send(Readable.from(exportLines(store, query, first)) as unknown as string);
   });
 
   const importSchema = {

@@ -7,7 +7,6 @@
  * clients as 503 `unavailable`. Holds no memory semantics; picked by the CLI.
  */
 import pg from 'pg';
-import { indexTerms } from '../index-words.ts';
 import type {
   Fence,
   Fenced,
@@ -25,7 +24,6 @@ import type {
   TurnRecord,
   WorkingStateRecord,
 } from '../resume-types.ts';
-import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
 import type {
   AppendRegistryOptions,
   BeliefChange,
@@ -56,6 +54,7 @@ import {
   poolConfig,
   storeError,
 } from './connection.ts';
+import { readExportPage } from './export-events.ts';
 import {
   deleteExpired,
   insertKeyRow,
@@ -68,8 +67,6 @@ import {
 import { lockFacts, lockNamespace } from './locks.ts';
 import { migrate } from './migrations.ts';
 import {
-  beliefWhere,
-  E,
   insertEvents,
   type Queryable,
   readExistingIds,
@@ -78,6 +75,7 @@ import {
   writeEventsAndBeliefs,
 } from './queries.ts';
 import { PostgresResumeTables } from './resume-tables.ts';
+import { readCurrentBeliefs, readSearchBeliefs, readSearchEvents } from './search-reads.ts';
 
 /** Options for `openPostgresStore`. */
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
@@ -112,6 +110,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 /** `pg` driver. */
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
+  readonly exportOrder = 'commit';
   /**
    * Batches one replica writes at once. Measured with bench:memory at 10^5 events on this 2-core
    * machine: one at a time left the replica idle, waiting on the transaction's round trips and
@@ -211,38 +210,15 @@ export class PostgresStore implements Store {
     }
   }
 
-  async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
-    const args: unknown[] = [];
-    const where = beliefWhere(q, args);
-    args.push(q.limit);
-    const res = await this.#q<BeliefRow>(
-      `SELECT ${E}, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-       WHERE ${where} ORDER BY b.subject, b.predicate, b.observed_at, b.event_id LIMIT $${args.length}`,
-      args,
-    );
-    return res.rows.map(rowToBelief);
+  // Beliefs now and search: search-reads.ts.
+  currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
+    return this.#read((db) => readCurrentBeliefs(db, q));
   }
-
-  async searchBeliefs(q: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]> {
-    if (q.terms.length === 0) return [];
-    const args: unknown[] = [];
-    const where = beliefWhere(q, args);
-    args.push(indexTerms(q.namespace, q.terms), q.limit);
-    // Matches, then only those still believed (fold after search), newest first. The belief is looked
-    // up per match (LATERAL ... LIMIT 1, which the planner cannot turn into a join of whole tables):
-    // for a common word PostgreSQL then walks events newest first and stops at the limit, for a rare
-    // one it takes the GIN index's few matches; a hash join with every belief of the table took
-    // 70-120 ms at 10^5 events (EXPLAIN ANALYZE), the lookups 0.1-7 ms.
-    const res = await this.#q<BeliefRow>(
-      `SELECT ${E}, b.replaced AS belief_replaced FROM events e
-       JOIN LATERAL (SELECT b.namespace, b.subject, b.predicate, b.replaced FROM beliefs b
-         WHERE b.namespace = e.namespace AND b.subject = e.subject AND b.predicate = e.predicate
-           AND b.observed_at = e.observed_at AND b.event_id = e.id LIMIT 1) b ON true
-       WHERE e.words @> $${args.length - 1}::text[] AND e.namespace = $1 AND ${where}
-       ORDER BY e.seq DESC LIMIT $${args.length}`,
-      args,
-    );
-    return res.rows.map(rowToBelief);
+  searchBeliefs(q: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]> {
+    return this.#read((db) => readSearchBeliefs(db, q));
+  }
+  searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
+    return this.#read((db) => readSearchEvents(db, namespace, terms, limit));
   }
 
   async factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead> {
@@ -292,30 +268,9 @@ export class PostgresStore implements Store {
     return this.#read((db) => readGroupEvents(db, namespace, groups));
   }
 
-  async searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
-    if (terms.length === 0) return [];
-    const res = await this.#q<SearchHit>(
-      `SELECT id AS "eventId", subject, predicate FROM events
-       WHERE words @> $1::text[] AND namespace = $2 ORDER BY seq DESC LIMIT $3`,
-      [indexTerms(namespace, terms), namespace, limit],
-    );
-    return res.rows;
-  }
-
-  async exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
-    const args: unknown[] = [];
-    const where: string[] = [];
-    const add = (sql: string, v: unknown) => {
-      args.push(v);
-      where.push(`${sql} $${args.length}`);
-    };
-    if (query.namespace !== undefined) add('namespace =', query.namespace);
-    if (query.tenant !== undefined) add('tenant =', query.tenant);
-    if (query.since !== undefined) add('id >', query.since);
-    args.push(query.limit);
-    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-    const res = await this.#q<EventRow>(`SELECT ${E} FROM events e ${clause} ORDER BY id LIMIT $${args.length}`, args);
-    return res.rows.map(rowToEvent);
+  /** Commit order, not id order: export-events.ts. */
+  exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
+    return this.#read((db) => readExportPage(db, query));
   }
 
   async purgeNamespace(namespace: string): Promise<number> {

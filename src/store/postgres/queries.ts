@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { indexWords } from '../index-words.ts';
 import { type BeliefRow, type EventRow, eventToRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
-import type { BeliefChange, BeliefQuery, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../store.ts';
+import type { BeliefChange, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../store.ts';
 
 /** Anything that runs a query: the pool or a transaction's client. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -204,19 +204,4 @@ export async function readExistingIds(db: Queryable, ids: string[]): Promise<Set
   if (ids.length === 0) return new Set();
   const res = await db.query<{ id: string }>('SELECT id FROM events WHERE id = ANY($1::text[])', [ids]);
   return new Set(res.rows.map((r) => r.id));
-}
-
-/** WHERE terms (over `beliefs b` joined with `events e`) of a belief query; `args` grows with them. */
-export function beliefWhere(q: BeliefQuery, args: unknown[]): string {
-  const where: string[] = [];
-  const add = (sql: string, v: unknown) => {
-    args.push(v);
-    where.push(sql.replace('?', `$${args.length}`));
-  };
-  add('b.namespace = ?', q.namespace);
-  if (q.subject !== undefined) add('b.subject = ?', q.subject);
-  if (q.predicate !== undefined) add('b.predicate = ?', q.predicate);
-  if (q.kind !== undefined) add('e.kind = ?', q.kind);
-  if (q.minConfidence !== undefined) add('e.confidence >= ?', q.minConfidence);
-  return where.join(' AND ');
 }

@@ -68,6 +68,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
 /** better-sqlite3 driver. */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
+  readonly exportOrder = 'id';
   readonly path: string;
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();

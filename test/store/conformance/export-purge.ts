@@ -1,10 +1,11 @@
 /**
- * Conformance: `exportEvents` (id order, paging, namespace/tenant/global scope) and `purgeNamespace`
+ * Conformance: `exportEvents` (the store's `exportOrder`, paging, namespace/tenant/global scope) and `purgeNamespace`
  * (erases one namespace's events and beliefs, nothing else, and leaves it writable).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
+import type { TetherError } from '../../../src/common/errors.ts';
 import { newEventId } from '../../../src/common/ids.ts';
 import type { Store } from '../../../src/store/store.ts';
 import { beliefIds, changeOf, freshNamespace, freshTenant, heldAll, ids, makeEvent, tenantOf } from './helpers.ts';
@@ -20,7 +21,7 @@ export function exportPurgeConformance(open: () => Promise<Store>): void {
   });
 
   describe('Store.exportEvents', () => {
-    it('returns one namespace in id order, whatever the insertion order', async () => {
+    it('returns one namespace in the store’s export order, whatever the id order', async () => {
       const ns = freshNamespace();
       const a = makeEvent(ns, { id: newEventId(), value: 'a' });
       const b = makeEvent(ns, { id: newEventId(), value: 'b' });
@@ -28,7 +29,42 @@ export function exportPurgeConformance(open: () => Promise<Store>): void {
       await store.importEvents([c, a]);
       await store.importEvents([b]);
       await store.appendEvents([makeEvent(`${tenantOf(ns)}:other`, { value: 'x' })]);
-      assert.deepEqual(await store.exportEvents({ namespace: ns, limit: 100 }), [a, b, c]);
+      // Id order, or commit order (each transaction's events in insertion order).
+      const expected = store.exportOrder === 'id' ? [a, b, c] : [c, a, b];
+      assert.deepEqual(await store.exportEvents({ namespace: ns, limit: 100 }), expected);
+    });
+
+    it('goes on after since in export order when a lower id commits later', async () => {
+      const ns = freshNamespace();
+      const first = makeEvent(ns, { value: 'first' });
+      const [early, late] = [newEventId(), newEventId()].sort();
+      const lateEvent = makeEvent(ns, { id: late as string, value: 'late id, first commit' });
+      const earlyEvent = makeEvent(ns, { id: early as string, value: 'early id, second commit' });
+      await store.appendEvents([first]);
+      await store.appendEvents([lateEvent]);
+      const seen = await store.exportEvents({ namespace: ns, since: first.id, limit: 100 });
+      assert.deepEqual(ids(seen), [lateEvent.id]);
+      await store.appendEvents([earlyEvent]);
+      const next = await store.exportEvents({ namespace: ns, since: lateEvent.id, limit: 100 });
+      // An id-order store pages on ids: its one writer never commits a lower id after a higher one
+      // (only an import of old ids can, and an incremental export does not follow imports).
+      assert.deepEqual(ids(next), store.exportOrder === 'id' ? [] : [earlyEvent.id]);
+    });
+
+    it('answers a since that names no stored event as the export order allows', async () => {
+      const ns = freshNamespace();
+      const e = makeEvent(ns, { value: 'v' });
+      await store.appendEvents([e]);
+      const unknown = newEventId();
+      if (store.exportOrder === 'id') {
+        assert.deepEqual(await store.exportEvents({ namespace: ns, since: unknown, limit: 10 }), []);
+        return;
+      }
+      await assert.rejects(store.exportEvents({ namespace: ns, since: unknown, limit: 10 }), (err: TetherError) => {
+        assert.equal(err.code, 'invalid_request');
+        assert.equal(err.field, 'since');
+        return true;
+      });
     });
 
     it('pages with since and limit', async () => {
@@ -57,18 +93,24 @@ export function exportPurgeConformance(open: () => Promise<Store>): void {
     });
 
     it('exports every namespace when no scope is given', async () => {
+      // The cursor: an event committed before a and b (for an id-order store, any id before theirs).
+      const marker = makeEvent(freshNamespace(), { value: 'marker' });
+      await store.appendEvents([marker]);
       const a = makeEvent(freshNamespace(), { value: 'a' });
       const b = makeEvent(freshNamespace(), { value: 'b' });
-      await store.appendEvents([a, b]);
-      const since = ids([a, b]).sort()[0] as string;
-      const sinceJustBefore = `${since.slice(0, -1)}${String.fromCharCode(since.charCodeAt(since.length - 1) - 1)}`;
-      const got = await store.exportEvents({ since: sinceJustBefore, limit: 100_000 });
+      await store.appendEvents([b, a]);
+      const got = await store.exportEvents({ since: marker.id, limit: 100_000 });
       const mine = got.filter((e) => e.id === a.id || e.id === b.id);
-      assert.deepEqual(
-        mine.sort((x, y) => (x.id < y.id ? -1 : 1)),
-        [a, b].sort((x, y) => (x.id < y.id ? -1 : 1)),
-      );
-      assert.deepEqual(ids(got), ids(got).sort(), 'id order');
+      if (store.exportOrder === 'id') {
+        assert.deepEqual(
+          mine,
+          [a, b].sort((x, y) => (x.id < y.id ? -1 : 1)),
+        );
+        assert.deepEqual(ids(got), ids(got).sort(), 'id order');
+      } else {
+        assert.deepEqual(mine, [b, a], 'commit order, a transaction’s events as written');
+      }
+      assert.equal(got.length, new Set(ids(got)).size, 'no event twice');
     });
   });
 
