@@ -6,16 +6,22 @@
  * already authorised namespace and actor.
  */
 import type { Clock } from '../common/clock.ts';
-import { invalidRequest } from '../common/errors.ts';
+import { invalidRequest, unavailable } from '../common/errors.ts';
+import { StaleRegistryError } from '../store/stale-registry.ts';
 import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { foldFact } from './fold.ts';
 import { tenantOf } from './namespace.ts';
+import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
 import { MAX_TEXT, normalizeSubject, typedValue } from './values.ts';
-import { MemoryWriter, type PendingAssertion, type WriterStats } from './writer.ts';
+import { MemoryWriter } from './writer.ts';
+import type { PendingAssertion, PlannedRegistry, WriterStats } from './writer-jobs.ts';
 
 /** How far ahead of the server clock `observed_at` may be. */
 export const MAX_FUTURE_MS = 60_000;
+
+/** Most times one write is validated again because another replica changed the registry meanwhile. */
+const MAX_REVALIDATIONS = 5;
 
 /** One statement as a client sends it (already shape-checked). */
 export interface Statement {
@@ -80,9 +86,41 @@ export class MemoryEngine {
    */
   async remember(ctx: WriteContext, statements: Statement[], fieldPrefix = ''): Promise<RememberResult[]> {
     const tenant = tenantOf(ctx.namespace);
-    const registry = await this.#registries.currentForWrite(tenant);
+    const outcomes = await this.#withRegistry(tenant, (registry, planned) =>
+      this.#writer.assert(this.#validate(ctx, statements, fieldPrefix, registry), planned),
+    );
+    return outcomes.map((o) => ({
+      stored: o.event !== null,
+      alreadyKnown: o.alreadyKnown,
+      superseded: o.superseded,
+      event: o.event,
+    }));
+  }
+
+  /**
+   * Runs `write` with the tenant's current registry and its version; when the store finds that
+   * another replica stored a newer version meanwhile (a cardinality change whose rebuild the write
+   * would undo), reloads the registry and runs it again: validation included, as for a new request.
+   * @throws {TetherError} 503 `unavailable` when the registry kept changing under it
+   */
+  async #withRegistry<T>(tenant: string, write: (registry: Registry, planned: PlannedRegistry) => Promise<T>) {
+    for (let attempt = 1; ; attempt++) {
+      const { registry, versionId } = await this.#registries.forWrite(tenant);
+      try {
+        return await write(registry, { tenant, versionId });
+      } catch (err) {
+        if (!(err instanceof StaleRegistryError)) throw err;
+        this.#registries.invalidate(tenant);
+        if (attempt >= MAX_REVALIDATIONS) throw unavailable('the registry is being changed; try again shortly', 1);
+      }
+    }
+  }
+
+  /** The statements as the writer takes them, checked against `registry`. */
+  #validate(ctx: WriteContext, statements: Statement[], fieldPrefix: string, registry: Registry): PendingAssertion[] {
+    const tenant = tenantOf(ctx.namespace);
     const now = this.#clock.now();
-    const items: PendingAssertion[] = statements.map((s, i) => {
+    return statements.map((s, i) => {
       const at = (name: string) => (fieldPrefix ? `${fieldPrefix}[${i}].${name}` : name);
       const def = registry.resolve(s.predicate, at('predicate'));
       const subject = normalizeSubject(s.subject, at('subject'));
@@ -114,13 +152,6 @@ export class MemoryEngine {
         },
       };
     });
-    const outcomes = await this.#writer.assert(items);
-    return outcomes.map((o) => ({
-      stored: o.event !== null,
-      alreadyKnown: o.alreadyKnown,
-      superseded: o.superseded,
-      event: o.event,
-    }));
   }
 
   /**
@@ -131,15 +162,14 @@ export class MemoryEngine {
     ctx: WriteContext,
     target: { subject: string; predicate: string; value?: unknown },
   ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
-    const registry = await this.#registries.currentForWrite(tenantOf(ctx.namespace));
-    const def = registry.resolve(target.predicate, 'predicate');
-    const subject = normalizeSubject(target.subject);
-    const typed = target.value === undefined ? null : typedValue(def, target.value, 'value');
-    return this.#writer.retract(ctx.namespace, ctx.actor, {
-      def,
-      subject,
-      value: typed?.value ?? null,
-      valueKey: typed?.valueKey ?? null,
+    return this.#withRegistry(tenantOf(ctx.namespace), (registry, planned) => {
+      const def = registry.resolve(target.predicate, 'predicate');
+      const subject = normalizeSubject(target.subject);
+      const typed = target.value === undefined ? null : typedValue(def, target.value, 'value');
+      return this.#writer.retract(
+        { namespace: ctx.namespace, actor: ctx.actor, registry: planned },
+        { def, subject, value: typed?.value ?? null, valueKey: typed?.valueKey ?? null },
+      );
     });
   }
 

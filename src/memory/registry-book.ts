@@ -78,8 +78,19 @@ export class RegistryBook {
 
   /** The current registry, for a write: the tenant's default first version is stored by then. */
   async currentForWrite(tenant: string): Promise<Registry> {
-    const { registries } = await this.#load(tenant, true);
-    return registries[registries.length - 1] as Registry;
+    return (await this.forWrite(tenant)).registry;
+  }
+
+  /**
+   * `currentForWrite` with the id of its version, which the write hands to the store
+   * (`FactWriteScope.registries`): a replica that stored a newer one meanwhile makes it plan again.
+   */
+  async forWrite(tenant: string): Promise<{ registry: Registry; versionId: string }> {
+    const { registries, versions } = await this.#load(tenant, true);
+    return {
+      registry: registries[registries.length - 1] as Registry,
+      versionId: (versions[versions.length - 1] as RegistryVersion).id,
+    };
   }
 
   /** The versions stored for `tenant`, oldest first (none while only a read has seen it). */

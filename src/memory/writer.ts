@@ -11,6 +11,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
+import { StaleRegistryError } from '../store/stale-registry.ts';
 import type {
   Actor,
   BeliefChange,
@@ -18,7 +19,6 @@ import type {
   FactHeadRequest,
   FactReader,
   FactWrite,
-  PredicateDef,
   Store,
   StoredEvent,
 } from '../store/store.ts';
@@ -32,6 +32,7 @@ import {
   newFactState,
 } from './fact-state.ts';
 import { compareEvents, foldFact } from './fold.ts';
+import type { Job, PendingAssertion, PendingRetraction, PlannedRegistry, WriterStats } from './writer-jobs.ts';
 
 /** What names a fact. */
 type FactKeyParts = { namespace: string; subject: string; predicate: string };
@@ -48,45 +49,6 @@ const MAX_BATCH = 512;
 
 /** Most event-loop turns a batch waits for more jobs after the one that queued it (see `#schedule`). */
 const MAX_EXTRA_TURNS = 3;
-
-/** A validated assertion waiting for its id. */
-export interface PendingAssertion {
-  def: PredicateDef;
-  event: Omit<StoredEvent, 'id'>;
-}
-
-/** A validated retraction: one value (`valueKey`) or all (`null`). */
-export interface PendingRetraction {
-  def: PredicateDef;
-  subject: string;
-  value: unknown;
-  valueKey: string | null;
-}
-
-type Job =
-  | {
-      kind: 'assert';
-      items: PendingAssertion[];
-      done: (r: (AssertOutcome & { event: StoredEvent | null })[]) => void;
-      fail: (e: unknown) => void;
-    }
-  | {
-      kind: 'retract';
-      namespace: string;
-      actor: Actor;
-      item: PendingRetraction;
-      done: (r: { withdrawn: number; event: StoredEvent | null }) => void;
-      fail: (e: unknown) => void;
-    }
-  | { kind: 'exclusive'; run: () => Promise<void>; done: () => void; fail: (e: unknown) => void };
-
-/** Counters of the group commit, for /metrics: `jobs / batches` is the mean batch size. */
-export interface WriterStats {
-  /** Store transactions written for remembers and forgets. */
-  batches: number;
-  /** Remember and forget calls they carried. */
-  jobs: number;
-}
 
 /** Batches writes to a store. */
 export class MemoryWriter {
@@ -106,18 +68,26 @@ export class MemoryWriter {
     this.#concurrency = Math.max(1, Math.floor(store.writeConcurrency ?? 1));
   }
 
-  /** Writes assertions (in order); resolves with one outcome per item. */
-  assert(items: PendingAssertion[]): Promise<(AssertOutcome & { event: StoredEvent | null })[]> {
-    return new Promise((done, fail) => this.#push({ kind: 'assert', items, done, fail }));
+  /**
+   * Writes assertions (in order); resolves with one outcome per item.
+   * @throws {StaleRegistryError} when `registry` is no longer the tenant's newest stored version
+   */
+  assert(
+    items: PendingAssertion[],
+    registry?: PlannedRegistry,
+  ): Promise<(AssertOutcome & { event: StoredEvent | null })[]> {
+    return new Promise((done, fail) => this.#push({ kind: 'assert', items, registry, done, fail }));
   }
 
-  /** Retracts held values of one fact; resolves with how many were withdrawn. */
+  /**
+   * Retracts held values of one fact; resolves with how many were withdrawn.
+   * @throws {StaleRegistryError} when `target.registry` is no longer the tenant's newest stored version
+   */
   retract(
-    namespace: string,
-    actor: Actor,
+    target: { namespace: string; actor: Actor; registry?: PlannedRegistry },
     item: PendingRetraction,
   ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
-    return new Promise((done, fail) => this.#push({ kind: 'retract', namespace, actor, item, done, fail }));
+    return new Promise((done, fail) => this.#push({ kind: 'retract', ...target, item, done, fail }));
   }
 
   /**
@@ -222,16 +192,30 @@ export class MemoryWriter {
 
   async #writeBatch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<void> {
     const wanted = this.#wanted(jobs);
+    const registries = [
+      ...new Map(
+        jobs.flatMap((j) => (j.registry ? [[`${j.registry.tenant}\u0000${j.registry.versionId}`, j.registry]] : [])),
+      ).values(),
+    ];
     let settle: (() => void)[];
     try {
       // One store operation: the facts are locked and their heads read in the transaction that writes.
-      settle = await this.#store.writeFacts({ heads: [...wanted.values()] }, async (list, tx) => {
+      settle = await this.#store.writeFacts({ heads: [...wanted.values()], registries }, async (list, tx) => {
         const heads = new Map([...wanted.keys()].map((k, i) => [k, list[i] as FactHead]));
         return this.#plan(jobs, heads, tx);
       });
       this.stats.batches++;
       this.stats.jobs += jobs.length;
     } catch (err) {
+      if (err instanceof StaleRegistryError) {
+        // Nothing was written. Jobs validated with an old version fail, to be validated again (their
+        // predicate may have another cardinality now); the others go first in line as they were.
+        const stale = (j: (typeof jobs)[number]) =>
+          !!j.registry && err.newest.get(j.registry.tenant) !== j.registry.versionId;
+        for (const job of jobs) if (stale(job)) job.fail(err);
+        this.#queue.unshift(...jobs.filter((j) => !stale(j)));
+        return;
+      }
       for (const job of jobs) job.fail(err);
       return;
     }

@@ -6,7 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyService } from '../auth/key-service.ts';
-import type { WriterStats } from '../memory/writer.ts';
+import type { WriterStats } from '../memory/writer-jobs.ts';
 import type { Store } from '../store/store.ts';
 
 /** Metrics of one server. */

@@ -220,6 +220,14 @@ export interface FactWriteScope {
   /** Facts to lock besides those named in `heads` (e.g. every fact of an import). */
   lock?: FactRef[];
   heads: FactHeadRequest[];
+  /**
+   * The registry version (id of the tenant's newest, as the caller knew it) each tenant's part of
+   * the write was validated with. A store of several writers (PostgreSQL) holds these tenants'
+   * registries until the write commits (a replacement waits for it) and, when one of them is not the
+   * newest stored version any more, runs no plan and throws `StaleRegistryError`. A store with one
+   * writer (SQLite) may ignore it: its writer queue orders writes and registry changes already.
+   */
+  registries?: { tenant: string; versionId: string }[];
 }
 
 /**

@@ -5,6 +5,7 @@
  * exactly when it commits. Used by `PostgresStore`.
  */
 import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from '../sqlite/rows.ts';
+import { StaleRegistryError } from '../stale-registry.ts';
 import type { KeyRecord, RegistryVersion } from '../store.ts';
 import { CHANGES_CHANNEL } from './change-listener.ts';
 import { registryKey } from './locks.ts';
@@ -36,6 +37,10 @@ export async function insertRegistryVersion(
   later = false,
 ): Promise<RegistryVersion> {
   const values = [version.id, version.tenant, version.recordedAt, JSON.stringify(version.predicates)];
+  // Exclusive: writes validated with the tenant's previous version (holding this lock shared, see
+  // locks.ts) commit first, so the rebuild after a cardinality change sees their events, and writes
+  // that lock after this commits find the new version (`readNewestRegistryIds`) and are planned again.
+  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [registryKey(version.tenant)]);
   if (!later) {
     const initial = version.recordedAt === 0 ? 'ON CONFLICT (tenant, recorded_at) DO NOTHING' : '';
     await db.query(
@@ -46,7 +51,6 @@ export async function insertRegistryVersion(
   }
   // The lock, then the insert: under READ COMMITTED the insert's snapshot is taken after the lock is
   // held, so it sees the version the previous holder committed.
-  await db.query('SELECT pg_advisory_xact_lock($1::bigint)', [registryKey(version.tenant)]);
   const res = await db.query<{ recorded_at: number }>(
     `INSERT INTO registry_versions (id, tenant, recorded_at, predicates)
      SELECT $1, $2, greatest($3::bigint, coalesce(max(recorded_at) + 1, 0)), $4 FROM registry_versions WHERE tenant = $2
@@ -54,6 +58,28 @@ export async function insertRegistryVersion(
     values,
   );
   return { ...version, recordedAt: Number(res.rows[0]?.recorded_at) };
+}
+
+/**
+ * Checks that each tenant's newest stored version is the one its part of a write was validated with,
+ * in one statement (an index lookup per tenant); nothing to do for a write that names none. Run after
+ * the write's registry locks are held (`lockFacts`), in a statement of its own: under READ COMMITTED
+ * its snapshot is then taken after any version whose insert held the lock has committed.
+ * @throws {StaleRegistryError} with each tenant's newest version id, when one is not
+ */
+export async function checkRegistryVersions(
+  db: Queryable,
+  planned: readonly { tenant: string; versionId: string }[],
+): Promise<void> {
+  if (planned.length === 0) return;
+  const res = await db.query<{ tenant: string; id: string }>(
+    `SELECT t.tenant, v.id FROM unnest($1::text[]) AS t(tenant)
+     JOIN LATERAL (SELECT id FROM registry_versions r WHERE r.tenant = t.tenant
+                   ORDER BY recorded_at DESC LIMIT 1) v ON true`,
+    [[...new Set(planned.map((r) => r.tenant))]],
+  );
+  const newest = new Map(res.rows.map((r) => [r.tenant, r.id]));
+  if (planned.some((r) => newest.get(r.tenant) !== r.versionId)) throw new StaleRegistryError(newest);
 }
 
 export async function insertKeyRow(db: Queryable, key: KeyRecord): Promise<void> {

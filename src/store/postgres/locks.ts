@@ -3,7 +3,8 @@
  * Advisory-lock keys and statements of the PostgreSQL store's writes. A write takes, in one global
  * order (so two writers can never wait on each other): its namespaces' locks, shared (a purge takes
  * one exclusive, so it waits for writes in flight and they wait for it), then one exclusive lock per
- * fact, each sorted by key. A write naming more than `FACTS_PER_NAMESPACE` facts of a namespace (a
+ * fact, each sorted by key, then the registries of the tenants it was validated for, shared (storing a
+ * registry version takes that lock exclusively and nothing else, so it waits for those writes). A write naming more than `FACTS_PER_NAMESPACE` facts of a namespace (a
  * big import) takes that namespace exclusively instead: advisory locks use PostgreSQL's shared lock
  * table, sized by `max_locks_per_transaction`. Locks end with the transaction.
  */
@@ -32,8 +33,15 @@ export const factLockKey = (f: FactRef): string =>
 
 const byKey = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
 
-/** Takes the locks of a write over `facts` inside the open transaction of `client`. */
-export async function lockFacts(client: pg.PoolClient, facts: readonly FactRef[]): Promise<void> {
+/**
+ * Takes the locks of a write over `facts` inside the open transaction of `client`.
+ * @param registryTenants tenants whose registry the write was validated with (locked shared, last)
+ */
+export async function lockFacts(
+  client: pg.PoolClient,
+  facts: readonly FactRef[],
+  registryTenants: readonly string[] = [],
+): Promise<void> {
   const perNamespace = new Map<string, Map<string, FactRef>>();
   for (const f of facts) {
     let m = perNamespace.get(f.namespace);
@@ -43,7 +51,7 @@ export async function lockFacts(client: pg.PoolClient, facts: readonly FactRef[]
     }
     m.set(factLockKey(f), f);
   }
-  if (perNamespace.size === 0) return;
+  if (perNamespace.size === 0 && registryTenants.length === 0) return;
   const spaces: { key: string; exclusive: boolean }[] = [];
   const factKeys: string[] = [];
   for (const [namespace, m] of perNamespace) {
@@ -53,8 +61,9 @@ export async function lockFacts(client: pg.PoolClient, facts: readonly FactRef[]
   }
   spaces.sort((a, b) => byKey(a.key, b.key));
   factKeys.sort(byKey);
-  const keys = [...spaces.map((x) => x.key), ...factKeys];
-  const exclusive = [...spaces.map((x) => x.exclusive), ...factKeys.map(() => true)];
+  const registries = [...new Set(registryTenants.map(registryKey))].sort(byKey);
+  const keys = [...spaces.map((x) => x.key), ...factKeys, ...registries];
+  const exclusive = [...spaces.map((x) => x.exclusive), ...factKeys.map(() => true), ...registries.map(() => false)];
   // One statement, one round trip: unnest yields the arrays in order (WITH ORDINALITY, ORDER BY), and
   // the aggregate calls the lock function row by row, so the namespaces are locked before the facts.
   await client.query(

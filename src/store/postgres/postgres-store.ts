@@ -56,6 +56,7 @@ import {
 } from './connection.ts';
 import { readExportPage } from './export-events.ts';
 import {
+  checkRegistryVersions,
   deleteExpired,
   insertKeyRow,
   insertRegistryVersion,
@@ -167,8 +168,15 @@ export class PostgresStore implements Store {
     scope: FactWriteScope,
     plan: (heads: FactHead[], tx: FactReader) => Promise<FactWrite<T>>,
   ): Promise<T> {
+    const planned = scope.registries ?? [];
     return this.#tx(async (c) => {
-      await lockFacts(c, [...(scope.lock ?? []), ...scope.heads]);
+      await lockFacts(
+        c,
+        [...(scope.lock ?? []), ...scope.heads],
+        planned.map((r) => r.tenant),
+      );
+      // Another replica may have stored a version (a new cardinality) since the write was validated.
+      await checkRegistryVersions(c, planned);
       const heads = await readFactHeads(c, scope.heads);
       const tx: FactReader = {
         factHead: async (namespace, subject, predicate, valueKey) =>
