@@ -7,8 +7,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { mintAgentKey, newAdminKey, type Replica, startReplica } from '../helpers/memory-replicas.ts';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import {
+  mintAgentKey,
+  newAdminKey,
+  type Replica,
+  startReplicaPair,
+  stopReplicaPair,
+} from '../helpers/memory-replicas.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
 
 /** The event lines of an export (not the registry versions before them). */
 async function exportEvents(r: Replica, key: string, since?: string): Promise<{ id: string }[]> {
@@ -30,14 +36,9 @@ describe('incremental export from two PostgreSQL replicas', () => {
   const admin = newAdminKey();
 
   before(async () => {
-    pg = await startPostgres();
-    const url = await pg.createDatabase();
-    [a, b] = await Promise.all([startReplica(url, admin), startReplica(url, admin)]);
+    ({ pg, a, b } = await startReplicaPair(admin));
   });
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await pg?.stop();
-  });
+  after(() => stopReplicaPair({ pg, a, b }));
 
   it('gives an exporter asking since its last id every event once while both replicas write', async () => {
     const key = await mintAgentKey(a, admin, `x${Date.now().toString(36)}`, 'run');

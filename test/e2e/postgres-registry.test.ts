@@ -6,8 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mintAgentKey, newAdminKey, type Replica, startReplica, within } from '../helpers/memory-replicas.ts';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import {
+  freshAgent,
+  newAdminKey,
+  type Replica,
+  startReplicaPair,
+  stopReplicaPair,
+  within,
+} from '../helpers/memory-replicas.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
 
 /** A registry as PUT takes it: GET's predicates without the null fields. */
 function putBody(predicates: Record<string, unknown>[]): Record<string, unknown>[] {
@@ -35,23 +42,13 @@ describe('registry changes on two replicas of one PostgreSQL', () => {
   let a: Replica;
   let b: Replica;
   const admin = newAdminKey();
-  let tenantNo = 0;
-  const agent = async () => {
-    tenantNo += 1;
-    const tenant = `g${tenantNo}${Date.now().toString(36)}`;
-    return { tenant, key: await mintAgentKey(a, admin, tenant, 'run') };
-  };
+  const agent = () => freshAgent(a, admin, 'g');
   const values = (r: { body: { beliefs: { value: unknown }[] } }) => r.body.beliefs.map((x) => x.value);
 
   before(async () => {
-    pg = await startPostgres();
-    const url = await pg.createDatabase();
-    [a, b] = await Promise.all([startReplica(url, admin), startReplica(url, admin)]);
+    ({ pg, a, b } = await startReplicaPair(admin));
   });
-  after(async () => {
-    await Promise.all([a?.kill(), b?.kill()]);
-    await pg?.stop();
-  });
+  after(() => stopReplicaPair({ pg, a, b }));
 
   it('changes a predicate from multi to single: 200, beliefs rebuilt, writes go on on both replicas', async () => {
     const { tenant, key } = await agent();

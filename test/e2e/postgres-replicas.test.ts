@@ -7,32 +7,28 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mintAgentKey, newAdminKey, type Replica, startReplica, within } from '../helpers/memory-replicas.ts';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import {
+  freshAgent,
+  newAdminKey,
+  type Replica,
+  startReplicaPair,
+  stopReplicaPair,
+  within,
+} from '../helpers/memory-replicas.ts';
+import type { TestPostgres } from '../helpers/postgres.ts';
 
 describe('two memory replicas on one PostgreSQL', () => {
   let pg: TestPostgres;
   let a: Replica;
   let b: Replica;
   const admin = newAdminKey();
-  let tenantNo = 0;
   /** A fresh tenant (and an agent key of it) for one test. */
-  const agent = async () => {
-    tenantNo += 1;
-    const tenant = `r${tenantNo}${Date.now().toString(36)}`;
-    return { tenant, key: await mintAgentKey(a, admin, tenant, 'run') };
-  };
+  const agent = () => freshAgent(a, admin, 'r');
 
   before(async () => {
-    pg = await startPostgres();
-    const url = await pg.createDatabase();
-    // Both start at once on the empty database: migrations run once, under the advisory lock.
-    [a, b] = await Promise.all([startReplica(url, admin), startReplica(url, admin)]);
+    ({ pg, a, b } = await startReplicaPair(admin));
   });
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await pg?.stop();
-  });
+  after(() => stopReplicaPair({ pg, a, b }));
 
   it('prints the database URL with the password masked', () => {
     for (const r of [a, b]) {

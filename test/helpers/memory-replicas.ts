@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomHex } from '../../src/common/ids.ts';
+import { startPostgres, type TestPostgres } from './postgres.ts';
 
 const BIN = new URL('../../bin/tether', import.meta.url).pathname;
 
@@ -105,6 +106,19 @@ export async function mintAgentKey(replica: Replica, adminKey: string, tenant: s
   return r.body.key as string;
 }
 
+let tenants = 0;
+
+/** A fresh tenant named `<prefix><n><time>` and an agent key of it, minted through `replica` (one per test). */
+export async function freshAgent(
+  replica: Replica,
+  adminKey: string,
+  prefix: string,
+): Promise<{ tenant: string; key: string }> {
+  tenants += 1;
+  const tenant = `${prefix}${tenants}${Date.now().toString(36)}`;
+  return { tenant, key: await mintAgentKey(replica, adminKey, tenant, 'run') };
+}
+
 /** Polls `probe` every 20 ms until it returns true; resolves with the ms it took, rejects after `limitMs`. */
 export async function within(limitMs: number, probe: () => Promise<boolean>): Promise<number> {
   const start = Date.now();
@@ -113,4 +127,35 @@ export async function within(limitMs: number, probe: () => Promise<boolean>): Pr
     if (Date.now() - start > limitMs) throw new Error(`not within ${limitMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A PostgreSQL of its own with one fresh database, and two replicas started on it at once. */
+export interface ReplicaPair {
+  pg: TestPostgres;
+  a: Replica;
+  b: Replica;
+}
+
+/**
+ * Starts a PostgreSQL, makes a database and starts two replicas on it at once (so migrations also run
+ * concurrently, under their advisory lock). For a suite's `before`; `stopReplicaPair` for its `after`.
+ */
+export async function startReplicaPair(adminKey: string): Promise<ReplicaPair> {
+  const pg = await startPostgres();
+  const url = await pg.createDatabase();
+  const [a, b] = await Promise.all([startReplica(url, adminKey), startReplica(url, adminKey)]);
+  return { pg, a, b };
+}
+
+/** Stops both replicas (SIGKILL for one that has not gone 10 s after SIGTERM), then the PostgreSQL. */
+export async function stopReplicaPair(pair: Partial<ReplicaPair>): Promise<void> {
+  await Promise.all(
+    [pair.a, pair.b].map(async (r) => {
+      if (!r) return;
+      const late = setTimeout(() => void r.kill(), 10_000);
+      await r.stop();
+      clearTimeout(late);
+    }),
+  );
+  await pair.pg?.stop();
 }
