@@ -6,27 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, procState, send, serviceYaml, waitFor } from '../gateway/helpers/harness.ts';
-import { openTempDir, processesOf } from '../runtime/local/isolation/helpers.ts';
+import { childrenRunning, openTempDir, processesOf, sessionMembers } from '../runtime/local/isolation/helpers.ts';
 import { adminJson, LOOPBACK_PORTS, runGateway } from './helpers/gateway-process.ts';
 
-/** Pids of thaw watchdogs whose parent is `pid` or that outlived it (reparented). */
-function watchdogs(): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        return readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('list=$(cat)');
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+/** Text of the thaw watchdog's script (thaw-watchdog.ts), to find it among a gateway's children. */
+const WATCHDOG = 'while IFS= read -r line';
 
 describe('tether gateway --isolation namespaces: SIGKILL with a paused instance', () => {
   it('the frozen instance is thawed and ends with its gateway; the watchdog goes too', async (t) => {
@@ -41,7 +29,6 @@ describe('tether gateway --isolation namespaces: SIGKILL with a paused instance'
       }),
     );
     const stateDir = await openTempDir(t, 'tether-state-');
-    const before = new Set(watchdogs());
     const run = await runGateway([
       '--services',
       file,
@@ -61,14 +48,15 @@ describe('tether gateway --isolation namespaces: SIGKILL with a paused instance'
     const procs = processesOf(inst.name);
     assert.ok(procs.length > 0, 'the instance has processes');
     for (const p of procs) assert.equal(procState(p), 'D', `process ${p} frozen (cgroup freezer)`);
-    const mine = watchdogs().filter((p) => !before.has(p));
+    const mine = childrenRunning(run.child.pid as number, WATCHDOG);
     assert.equal(mine.length, 1, 'one thaw watchdog, started by the first pause');
+    const watchdog = mine[0] as number;
 
     run.child.kill('SIGKILL');
     await once(run.child, 'exit');
     await waitFor('the frozen instance gone with its gateway', () => processesOf(inst.name).length === 0, {
       timeoutMs: 10_000,
     });
-    await waitFor('the watchdog gone', () => !watchdogs().includes(mine[0] as number));
+    await waitFor('the watchdog and all of its session gone', () => sessionMembers(watchdog).length === 0);
   });
 });

@@ -11,8 +11,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 
-/** Reads `<value> <file>` lines until EOF, then writes each value to its file (those still there). */
-const SCRIPT = `list=$(cat)
+/**
+ * Reads `<value> <file>` lines until EOF (with builtins only: no child to outlive it), then writes each
+ * value to its file (those still there).
+ */
+const SCRIPT = `list=''
+while IFS= read -r line; do list="$list
+$line"; done
 printf '%s\\n' "$list" | while read -r v f; do [ -n "$f" ] && [ -e "$f" ] && printf '%s' "$v" > "$f"; done 2>/dev/null
 exit 0`;
 
@@ -38,8 +43,15 @@ export class ThawWatchdog {
   /** Stops the watchdog without thawing anything (the runtime thaws and deletes its instances itself). */
   close(): void {
     this.#closed = true;
-    this.#child?.kill('SIGKILL');
+    const child = this.#child;
     this.#child = null;
+    if (!child?.pid) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL'); // its whole group (it is detached): the pipeline's subshell too
+    } catch {
+      // gone already
+    }
+    child.stdin?.destroy();
   }
 
   #start(): ChildProcess {

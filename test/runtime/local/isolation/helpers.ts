@@ -101,3 +101,40 @@ export function processesOf(instance: string): number[] {
   }
   return out;
 }
+
+/** Fields of `/proc/<pid>/stat` after the command name: [state, ppid, pgrp, session, …]; null when gone. */
+function statFields(pid: number): string[] | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** Live pids whose parent is `ppid` and whose command line contains `text`. */
+export function childrenRunning(ppid: number, text: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => {
+      const f = statFields(pid);
+      if (!f || f[0] === 'Z' || Number(f[1]) !== ppid) return false;
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Live pids in session `sid` (a detached child's whole family). */
+export function sessionMembers(sid: number): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => {
+      const f = statFields(pid);
+      return f !== null && f[0] !== 'Z' && Number(f[3]) === sid;
+    });
+}

@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { waitFor } from '../../../gateway/helpers/harness.ts';
-import { openTempDir } from './helpers.ts';
+import { openTempDir, sessionMembers } from './helpers.ts';
 
 const MODULE = resolve(import.meta.dirname, '../../../../src/runtime/local/isolation/thaw-watchdog.ts');
 
@@ -19,8 +19,9 @@ async function owner(files: string[], close: boolean) {
     const { ThawWatchdog } = await import(${JSON.stringify(MODULE)});
     const w = new ThawWatchdog();
     for (const f of ${JSON.stringify(files)}) { w.watch(f, 'THAWED'); w.watch(f, 'AGAIN'); }
-    if (${close}) w.close();
     console.log(String(w.pid ?? 0));
+    // Give it time to read the line (and, were it to fork, to fork) before it is closed.
+    if (${close}) { await new Promise((r) => setTimeout(r, 300)); w.close(); }
     setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -29,34 +30,34 @@ async function owner(files: string[], close: boolean) {
   return { child, watchdog: Number(line.toString().trim()) };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** Runs `owner` and SIGKILLs it after the test whatever happened. */
+async function ownerFor(t: TestContext, files: string[], close: boolean) {
+  const o = await owner(files, close);
+  t.after(() => o.child.kill('SIGKILL'));
+  return o;
+}
 
 describe('ThawWatchdog', () => {
   it('writes each watched file once when its owner is SIGKILLed, then exits', async (t) => {
     const dir = await openTempDir(t, 'tether-thaw-');
     const files = [join(dir, 'a.state'), join(dir, 'b state')];
     for (const f of files) writeFileSync(f, 'FROZEN');
-    const { child, watchdog } = await owner([...files, join(dir, 'gone')], false);
+    const { child, watchdog } = await ownerFor(t, [...files, join(dir, 'gone')], false);
     assert.ok(watchdog > 0, 'the watchdog runs');
     assert.equal(readFileSync(files[0] as string, 'utf8'), 'FROZEN', 'nothing written while the owner lives');
     child.kill('SIGKILL');
     await once(child, 'exit');
     await waitFor('the watchdog thawed both', () => files.every((f) => readFileSync(f, 'utf8') === 'THAWED'));
-    await waitFor('the watchdog exited', () => !alive(watchdog));
+    await waitFor('the watchdog exited, with everything it started', () => sessionMembers(watchdog).length === 0);
   });
 
-  it('writes nothing after close()', async (t) => {
+  it('close() ends the watchdog and everything it started, and nothing is written after', async (t) => {
     const dir = await openTempDir(t, 'tether-thaw-');
     const file = join(dir, 'a.state');
     writeFileSync(file, 'FROZEN');
-    const { child } = await owner([file], true);
+    const { child, watchdog } = await ownerFor(t, [file], true);
+    assert.ok(watchdog > 0, 'a watchdog was started before close()');
+    await waitFor('no process left in its session', () => sessionMembers(watchdog).length === 0);
     child.kill('SIGKILL');
     await once(child, 'exit');
     await new Promise((r) => setTimeout(r, 300));
