@@ -213,7 +213,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   const limits = new RequestLimits({ ...options.limits, clock });
   installKeyRateLimit(app, limits);
   const bodyBudget = new BodyBudget({ maxBytes: options.maxBodyBytesInWork });
-  installBodyBudget(app, bodyBudget, BODY_LIMIT);
+  // Half the request timeout at most in the queue: the other half is the client's, to send its body.
+  installBodyBudget(app, bodyBudget, BODY_LIMIT, Math.floor(requestTimeoutMs / 2));
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { calls });

@@ -114,11 +114,23 @@ export class BodyBudget {
   }
 }
 
+/** Bodies from this size wait at most `waitLimitMs` (see `installBodyBudget`): about a socket's buffer. */
+export const LIMITED_FROM_BYTES = 64 * 1024;
+
 /**
  * Makes every request with a body (by Content-Length; a chunked one counts as `chunkedBytes`) wait
  * for room in `budget` after its key was checked, until its answer is sent or it is aborted.
+ * @param waitLimitMs longest wait for room of a body over `LIMITED_FROM_BYTES` (0: none), then 503 +
+ * Retry-After: the request timeout counts from the request's first byte, and such a body stays unread
+ * in the socket while it waits, so a client that sent it whole at once would get a 408 for the server's
+ * own backlog. A smaller body arrives with its head and is read whole however long it waits.
  */
-export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, chunkedBytes: number): void {
+export function installBodyBudget(
+  app: FastifyInstance,
+  budget: BodyBudget,
+  chunkedBytes: number,
+  waitLimitMs = 0,
+): void {
   const releases = new WeakMap<FastifyRequest, () => void>();
   const done = async (req: FastifyRequest) => {
     releases.get(req)?.();
@@ -134,11 +146,13 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, chun
     reply.raw.once('close', onClose);
     if (connectionGone(req, reply)) gone.abort();
     let release: () => void;
+    const late = waitLimitMs > 0 && bytes >= LIMITED_FROM_BYTES ? AbortSignal.timeout(waitLimitMs) : undefined;
     try {
-      release = await budget.acquire(bytes, gone.signal);
+      release = await budget.acquire(bytes, late ? AbortSignal.any([gone.signal, late]) : gone.signal);
     } catch (err) {
-      if (!gone.signal.aborted) throw err;
-      return void reply.hijack(); // nobody to answer: end the lifecycle here
+      if (gone.signal.aborted) return void reply.hijack(); // nobody to answer: end the lifecycle here
+      if (late?.aborted) throw unavailable('the server is busy reading other requests; try again shortly', 1);
+      throw err;
     } finally {
       reply.raw.off('close', onClose);
     }

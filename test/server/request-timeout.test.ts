@@ -74,4 +74,31 @@ describe('the memory server with a request timeout', () => {
       await srv.close();
     }
   });
+
+  it('answers a big body that waits for room longer than half the timeout 503 + Retry-After, not 408', async () => {
+    const srv = await startTestMemoryServer({ requestTimeoutMs: 600, maxBodyBytesInWork: 700_000 });
+    try {
+      const stalled = await srv.agentKey('timeout-c', 'c');
+      const other = await srv.agentKey('timeout-d', 'd');
+      const budget = srv.running.server.bodyBudget;
+      const head =
+        `POST /v1/memories HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${stalled}\r\n` +
+        'content-type: application/json\r\ncontent-length: 600000\r\n\r\n{"subject":';
+      const answer = stall(srv.url, head, 5000);
+      while (budget.inWork === 0) await nextTurn();
+      // 200 kB sent whole at once: it cannot fit beside the stalled 600 kB, and must not pay for it
+      const statements = Array.from({ length: 400 }, (_, i) => ({
+        subject: 's',
+        predicate: 'note',
+        value: `${'x'.repeat(480)} ${i}`,
+      }));
+      const big = await srv.call('POST', '/v1/memories', { key: other, body: { statements } });
+      assert.equal(big.status, 503, big.text);
+      assert.equal(big.headers.get('retry-after'), '1');
+      assert.equal(big.body.error.code, 'unavailable');
+      assert.equal((await answer).status, 408, 'the stalled one is still cut off');
+    } finally {
+      await srv.close();
+    }
+  });
 });
