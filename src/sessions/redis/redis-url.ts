@@ -3,6 +3,7 @@
  * Checks a `--redis-url` before anything connects: `redis://[user:pass@]host:port/db` (or `rediss://` for TLS).
  * Errors name the host and port and never the password. Pure; used by the CLI and redis-store.ts.
  */
+import { credentialsEnd, rawCredentials } from '../../common/url-credentials.ts';
 
 /** A checked Redis URL. */
 export interface RedisTarget {
@@ -17,14 +18,13 @@ export interface RedisTarget {
 }
 
 /**
- * Refuses credentials holding a raw '/', '?', '#' or '@' (they end at the last '@'), naming only what
+ * Refuses credentials holding a raw '/', '?', '#' or '@' (common/url-credentials.ts), naming only what
  * follows them: `new URL()` reads such a password as the host's port, a path or a query (or fails),
  * and the errors below named those parts.
  */
 function refuseRawCredentials(text: string): void {
-  const scheme = /^[a-z]+:\/\//i.exec(text)?.[0].length ?? 0;
-  const at = text.lastIndexOf('@');
-  if (at < scheme || !/[/?#@]/.test(text.slice(scheme, at))) return;
+  if (!rawCredentials(text)) return;
+  const at = credentialsEnd(text);
   const host = /^(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/.exec(text.slice(at + 1));
   throw new Error(
     `--redis-url: percent-encode '/', '?', '#' and '@' in the user name and password (host ${host?.[1] || '?'}, port ${host?.[2] || '6379'})`,

@@ -7,6 +7,7 @@
  */
 import pg from 'pg';
 import { TetherError, unavailable } from '../../common/errors.ts';
+import { credentialsEnd } from '../../common/url-credentials.ts';
 
 /** Connection options of the store. */
 export interface PostgresConnectionOptions {
@@ -27,13 +28,6 @@ const types = {
     return pg.types.getTypeParser(oid, format);
   },
 } as pg.CustomTypesConfig;
-
-/** Where the credentials of `url` end: its last '@' after the scheme, or -1 when it has none. */
-function credentialsEnd(url: string): number {
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0].length ?? 0;
-  const at = url.lastIndexOf('@');
-  return at >= scheme ? at : -1;
-}
 
 /**
  * `url` with its password replaced by `***` (for logs and errors): everything between `scheme://user:`
@@ -57,7 +51,8 @@ export function hostPort(url: string): string {
   const at = credentialsEnd(url);
   // Only what follows the credentials: `new URL()` reads a password with a '/' as host and port.
   const rest = at >= 0 ? url.slice(at + 1) : url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
-  const m = /^(\[[^\]]*\]|[^:/?#]*)(?::(\d*))?(?:[/?#]|$)/.exec(rest);
+  // A host name or an IP (never option text such as `a&password=…` taken for one).
+  const m = /^(\[[0-9a-fA-F:.]*\]|[A-Za-z0-9._-]*)(?::(\d*))?(?:[/?#]|$)/.exec(rest);
   if (!m) return 'an unparsable URL';
   return `${m[1] || 'localhost'}:${m[2] || '5432'}`;
 }
