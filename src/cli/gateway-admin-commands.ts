@@ -6,8 +6,9 @@
  * `--json` (for scripts) prints the API's answer unchanged.
  */
 import type { Command } from 'commander';
-import { apiRequest, CliError, EXIT, type GatewayClientFlags, gatewayTokenOf } from './api-client.ts';
+import { apiRequest, type GatewayClientFlags, gatewayTokenOf } from './api-client.ts';
 import { gatewayClientOptions } from './client-options.ts';
+import { countFlag } from './flag-values.ts';
 import { type Column, print } from './output.ts';
 
 interface SessionRow {
@@ -85,7 +86,7 @@ export function registerGatewayAdminCommands(program: Command): void {
     .option('--stderr', 'only stderr')
     .option('-n, --lines <n>', 'only the last n lines')
     .action(async (name: string, flags: GatewayClientFlags & { stderr?: boolean; lines?: string }) => {
-      const last = flags.lines === undefined ? undefined : lineCount(flags.lines);
+      const last = flags.lines === undefined ? undefined : countFlag('-n/--lines', flags.lines);
       let lines = (await admin(flags, `/_tether/instances/${encodeURIComponent(name)}/logs`)) as LogLine[];
       if (flags.stderr) lines = lines.filter((l) => l.stream === 'stderr');
       // Not slice(-last): slice(-0) is the whole list.
@@ -93,15 +94,4 @@ export function registerGatewayAdminCommands(program: Command): void {
       if (flags.json) return print(flags, lines, [], []);
       for (const l of lines) process.stdout.write(`${l.time} ${l.stream === 'stderr' ? 'ERR' : 'OUT'} ${l.line}\n`);
     });
-}
-
-/**
- * The value of `logs -n`: an integer >= 0 (0 prints nothing).
- * @throws {CliError} exit 2 (usage) on anything else, before the gateway is asked
- */
-function lineCount(text: string): number {
-  if (!/^\d{1,9}$/.test(text)) {
-    throw new CliError(`-n/--lines: must be an integer >= 0, got '${text.slice(0, 40)}'`, EXIT.usage);
-  }
-  return Number(text);
 }

@@ -55,10 +55,7 @@ export function parseManifestText(text: string, file: string, options: ParseOpti
   return out;
 }
 
-/**
- * Two services of one name. A subclass of `ManifestError` so the CLI can tell it apart: the manifest set as a
- * whole is refused (exit 2), not one field of one document.
- */
+/** Two services of one name: the manifest set is refused as a whole, not one field of one document. */
 export class DuplicateServiceError extends ManifestError {
   constructor(file: string, document: number, field: string, problem: string) {
     super(file, document, field, problem);
