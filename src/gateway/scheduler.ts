@@ -10,20 +10,14 @@
 import type { Clock } from '../common/clock.ts';
 import { isTetherError, type TetherError, unavailable } from '../common/errors.ts';
 import { sessionKeyHash } from '../sessions/session-hash.ts';
-import { type InstanceRecord, type SessionStore, sessionId } from '../sessions/session-store.ts';
+import { type SessionStore, sessionId } from '../sessions/session-store.ts';
+import { ForeignSessions } from './foreign-sessions.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { NewSessionLimit } from './new-session-limit.ts';
 import { pickReclaim } from './reclaim.ts';
 import { BindRefused, type SessionTable } from './session-table.ts';
-import {
-  FOREIGN_TTL_MS,
-  type InstanceEntry,
-  type Placement,
-  type ServiceState,
-  type SessionEntry,
-  servingCount,
-} from './state.ts';
+import { type InstanceEntry, type Placement, type ServiceState, type SessionEntry, servingCount } from './state.ts';
 
 /** Options of `Scheduler`. */
 export interface SchedulerOptions {
@@ -43,16 +37,10 @@ export interface SchedulerOptions {
   limit?: NewSessionLimit;
 }
 
-/** True when a foreign entry still points at the instance `rec` describes (same process, same address). */
-const sameInstance = (entry: InstanceEntry, rec: InstanceRecord): boolean =>
-  entry.name === rec.name &&
-  entry.incarnation === rec.incarnation &&
-  entry.host === rec.host &&
-  entry.port === rec.port;
-
 /** Session placement and the wait queue. */
 export class Scheduler {
   readonly #o: SchedulerOptions;
+  readonly #foreign: ForeignSessions;
   /** False until the gateway read its session store at start (503 + Retry-After meanwhile). */
   serving = true;
 
@@ -64,6 +52,7 @@ export class Scheduler {
       throw new Error(`Cannot schedule as 'maxQueue' must be an integer >= 0: got ${options.maxQueue}`);
     }
     this.#o = options;
+    this.#foreign = new ForeignSessions(options, wentAway);
   }
 
   /**
@@ -90,7 +79,7 @@ export class Scheduler {
       const s =
         this.#known(svc, key) ??
         // Only a durable store is read here: in memory mode placement stays synchronous (queued at once).
-        (this.#o.store.durable ? await this.#foreign(svc, key, signal) : undefined) ??
+        (this.#o.store.durable ? await this.#foreign.find(svc, key, signal) : undefined) ??
         (await this.#placeOnce(svc, key, signal, attempt === 0 ? client : undefined));
       this.#hold(s);
       try {
@@ -117,21 +106,12 @@ export class Scheduler {
     s.inflight--;
     s.instance.inflight--;
     s.lastActive = this.#o.clock.now();
-    if (s.instance.foreign) this.#touchForeign(s);
+    if (s.instance.foreign) this.#foreign.touch(s);
   }
 
-  /**
-   * Tells the owners of foreign sessions with requests open here (a stream, a WebSocket) that they are
-   * still active: `release` writes activity only when a request ends, and the owner's idle timer sees
-   * nothing else of it. Called on every reconcile pass; the store is written at most once a second.
-   */
+  /** See `ForeignSessions.touchBusy` (called on every reconcile pass). */
   touchBusyForeign(svc: ServiceState): void {
-    const now = this.#o.clock.now();
-    for (const { session } of svc.foreign.values()) {
-      if (session.inflight === 0 || !session.live) continue;
-      session.lastActive = now;
-      this.#touchForeign(session);
-    }
+    this.#foreign.touchBusy(svc);
   }
 
   /** Serves queued waiters while slots are free (FIFO). */
@@ -157,87 +137,6 @@ export class Scheduler {
     const byId = svc.sessions.get(sessionId(key));
     if (byId !== undefined) this.#o.table.learnKey(svc, byId, key);
     return byId;
-  }
-
-  /**
-   * A session another gateway sharing the store bound: proxied to its instance. Only durable stores are read
-   * (in memory mode this gateway knows every session).
-   * @throws {TetherError} 503 when its instance is not serving within the queue timeout, or Redis is down
-   */
-  async #foreign(svc: ServiceState, key: string, signal: AbortSignal): Promise<SessionEntry | undefined> {
-    const store = this.#o.store;
-    const id = sessionId(key);
-    const now = this.#o.clock.now();
-    const cached = svc.foreign.get(id);
-    if (cached && now - cached.checkedAt < FOREIGN_TTL_MS && cached.session.live) return cached.session;
-    const rec = await store.get(svc.config.name, id);
-    if (rec === undefined) {
-      svc.foreign.delete(id);
-      return undefined;
-    }
-    if (rec.gateway === this.#o.table.gatewayId) {
-      await store.end(svc.config.name, id); // ours but unknown here: left over from before a restart
-      return undefined;
-    }
-    const inst = await this.#foreignInstance(svc, rec.id, rec.instance, signal);
-    const prev = cached?.session;
-    if (prev?.live && prev.gateway === rec.gateway && sameInstance(prev.instance, inst)) {
-      // Still bound there: keep the entry, whose open requests (a stream) keep telling the owner.
-      prev.expiresAt = rec.expiresAt;
-      prev.lastActive = Math.max(prev.lastActive, rec.lastActive);
-      svc.foreign.set(id, { session: prev, checkedAt: now });
-      return prev;
-    }
-    const session: SessionEntry = {
-      id,
-      key,
-      claim: rec.claim,
-      instance: this.#o.pool.foreign(svc, inst),
-      createdAt: rec.createdAt,
-      lastActive: rec.lastActive,
-      expiresAt: rec.expiresAt,
-      inflight: 0,
-      live: true,
-      synced: String(now),
-      confirmed: true,
-      bound: Promise.resolve(),
-      gateway: rec.gateway,
-      fromWarm: false,
-      requests: 2,
-    };
-    cached?.session.instance.upstream?.destroy();
-    svc.foreign.set(id, { session, checkedAt: now });
-    return session;
-  }
-
-  /**
-   * The record of another gateway's instance once it serves: it may still be starting (its record comes when it
-   * is ready) or paused (the newer activity written here makes its gateway resume it: core.ts, refresh).
-   */
-  async #foreignInstance(svc: ServiceState, id: string, name: string, signal: AbortSignal) {
-    const store = this.#o.store;
-    const deadline = Date.now() + this.#o.queueTimeoutMs;
-    let woken = false;
-    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
-      const inst = await store.getInstance(svc.config.name, name);
-      if (inst?.state === 'running') return inst;
-      if (inst?.state === 'paused' && !woken) {
-        woken = true;
-        await store.touch(svc.config.name, id, { lastActive: this.#o.clock.now() });
-      }
-      if (signal.aborted) throw wentAway();
-      if (Date.now() + delay > deadline) {
-        throw unavailable(`instance ${name} of another gateway is not serving yet`, 1);
-      }
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
-
-  /** Tells the owner of a foreign session about its activity here, at most once a second. */
-  #touchForeign(s: SessionEntry): void {
-    if (s.lastActive - Number(s.synced) < FOREIGN_TTL_MS) return;
-    s.synced = String(s.lastActive);
-    this.#o.store.touch(s.instance.service.config.name, s.id, { lastActive: s.lastActive }).catch(() => {});
   }
 
   #hold(s: SessionEntry): void {
