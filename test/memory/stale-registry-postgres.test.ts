@@ -123,6 +123,8 @@ describe('a cardinality change on one replica racing a remember on another (Post
         subjects.map((subject) => ({ subject, predicate: 'allergy', value: 'nuts' })),
       );
       await a.registries.current(tenant);
+      // A stress supplement to the test above (which alone proves the fix, every time): timing decides
+      // whether a write of B races the change here, so this one can pass without the fix (1 in 3 did).
       // B's loops validate with whatever its cache holds (multi until A's notification arrives) and
       // write on while A stores the single rule and rebuilds.
       let writing = true;
