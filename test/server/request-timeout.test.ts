@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { REQUEST_TIMEOUT_MS } from '../../src/server/app.ts';
-import { startTestMemoryServer } from '../helpers/memory-server.ts';
+import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 
 /**
  * Writes `head` and then sends nothing more, keeping the connection open (unlike `sendRaw`, which
@@ -34,18 +34,25 @@ function stall(url: string, head: string, timeoutMs: number): Promise<{ status: 
   });
 }
 
+/** Starts a 600 kB remember of a tenant of its own that stops after its first bytes; resolves once it holds its room. */
+async function stalledUpload(srv: TestMemoryServer): Promise<{ answer: ReturnType<typeof stall> }> {
+  const key = await srv.agentKey(`stalled-${++stalls}`, 'a');
+  const head =
+    `POST /v1/memories HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\n` +
+    'content-type: application/json\r\ncontent-length: 600000\r\n\r\n{"subject":';
+  const answer = stall(srv.url, head, 5000);
+  while (srv.running.server.bodyBudget.inWork === 0) await nextTurn();
+  return { answer }; // not the promise itself: awaiting this would wait for the answer
+}
+let stalls = 0;
+
 describe('the memory server with a request timeout', () => {
   it('answers a stalled upload 408 naming the request, and frees the body budget', async () => {
     const srv = await startTestMemoryServer({ requestTimeoutMs: 300 });
     try {
-      const stalled = await srv.agentKey('timeout-a', 'a');
       const other = await srv.agentKey('timeout-b', 'b');
       const budget = srv.running.server.bodyBudget;
-      const head =
-        `POST /v1/memories HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${stalled}\r\n` +
-        'content-type: application/json\r\ncontent-length: 600000\r\n\r\n{"subject":';
-      const answer = stall(srv.url, head, 5000);
-      while (budget.inWork === 0) await nextTurn();
+      const { answer } = await stalledUpload(srv);
       // another tenant's write waits behind the stalled upload, and goes on once it is cut off
       const write = await srv.call('POST', '/v1/memories', {
         key: other,
@@ -76,17 +83,12 @@ describe('the memory server with a request timeout', () => {
   });
 
   it('answers a big body that waits for room longer than half the timeout 503 + Retry-After, not 408', async () => {
-    const srv = await startTestMemoryServer({ requestTimeoutMs: 600, maxBodyBytesInWork: 700_000 });
+    const srv = await startTestMemoryServer({ requestTimeoutMs: 2000, maxBodyBytesInWork: 700_000 });
     try {
-      const stalled = await srv.agentKey('timeout-c', 'c');
       const other = await srv.agentKey('timeout-d', 'd');
-      const budget = srv.running.server.bodyBudget;
-      const head =
-        `POST /v1/memories HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${stalled}\r\n` +
-        'content-type: application/json\r\ncontent-length: 600000\r\n\r\n{"subject":';
-      const answer = stall(srv.url, head, 5000);
-      while (budget.inWork === 0) await nextTurn();
-      // 200 kB sent whole at once: it cannot fit beside the stalled 600 kB, and must not pay for it
+      const { answer } = await stalledUpload(srv);
+      // 200 kB sent whole at once: it cannot fit beside the stalled 600 kB, and must not pay for it. It gives
+      // up after 1 s, well before the stalled one is cut off at 2 s and its room freed.
       const statements = Array.from({ length: 400 }, (_, i) => ({
         subject: 's',
         predicate: 'note',
