@@ -65,16 +65,13 @@ export function reconcileService(svc: ServiceState, deps: ReconcileDeps): number
 
 function fillAndTrim(svc: ServiceState, deps: ReconcileDeps): void {
   const cfg = svc.config;
-  let warm = 0;
   const unbound: InstanceEntry[] = [];
   const pooled: InstanceEntry[] = [];
   let live = 0;
   for (const i of svc.instances.values()) {
     if (i.state === 'stopping') continue;
-    if (i.warm) {
-      warm++;
-      pooled.push(i);
-    } else {
+    if (i.warm) pooled.push(i);
+    else {
       live++;
       if (i.sessions.size === 0) unbound.push(i);
     }
@@ -90,6 +87,7 @@ function fillAndTrim(svc: ServiceState, deps: ReconcileDeps): void {
   // Remove warm instances beyond a lowered warm-pool (a reload, or instances adopted from a bigger pool): they
   // hold max-instances slots and would keep the service from scaling to zero. A claimed one is no longer warm;
   // one whose claim the store refused is back in the pool without a session, so it may go too.
+  let warm = pooled.length;
   for (const i of pooled) {
     if (warm <= cfg.warmPool) break;
     if (i.sessions.size > 0 || i.inflight > 0) continue;

@@ -7,7 +7,7 @@
 import { invalidRequest } from '../../common/errors.ts';
 import { type EventRow, rowToEvent } from '../sqlite/rows.ts';
 import type { ExportQuery, StoredEvent } from '../store.ts';
-import { E, type Queryable } from './queries.ts';
+import { E, type Queryable, whereTerms } from './queries.ts';
 
 /**
  * One page of an export: events of the scope after `query.since` in commit order (by transaction id,
@@ -23,11 +23,8 @@ import { E, type Queryable } from './queries.ts';
  */
 export async function readExportPage(db: Queryable, query: ExportQuery): Promise<StoredEvent[]> {
   const args: unknown[] = [];
-  const where: string[] = ['e.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint'];
-  const add = (sql: string, v: unknown) => {
-    args.push(v);
-    where.push(sql.replace('?', `$${args.length}`));
-  };
+  const { where, add } = whereTerms(args);
+  where.push('e.txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint');
   if (query.namespace !== undefined) add('e.namespace = ?', query.namespace);
   if (query.tenant !== undefined) add('e.tenant = ?', query.tenant);
   if (query.since !== undefined) {

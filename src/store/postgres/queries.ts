@@ -205,3 +205,18 @@ export async function readExistingIds(db: Queryable, ids: string[]): Promise<Set
   const res = await db.query<{ id: string }>('SELECT id FROM events WHERE id = ANY($1::text[])', [ids]);
   return new Set(res.rows.map((r) => r.id));
 }
+
+/**
+ * WHERE terms built with their parameters: `add('e.kind = ?', v)` pushes `v` onto `args` and the term
+ * with `?` replaced by its `$n`. `where` is the list of terms so far.
+ */
+export function whereTerms(args: unknown[]): { where: string[]; add: (sql: string, v: unknown) => void } {
+  const where: string[] = [];
+  return {
+    where,
+    add: (sql, v) => {
+      args.push(v);
+      where.push(sql.replace('?', `$${args.length}`));
+    },
+  };
+}

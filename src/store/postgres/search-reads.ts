@@ -7,7 +7,7 @@
 import { indexTerms } from '../index-words.ts';
 import { type BeliefRow, rowToBelief } from '../sqlite/rows.ts';
 import type { BeliefQuery, CurrentBelief, SearchHit } from '../store.ts';
-import { E, type Queryable } from './queries.ts';
+import { E, type Queryable, whereTerms } from './queries.ts';
 
 /** Current beliefs of a query, by subject, predicate, observed time and event id. */
 export async function readCurrentBeliefs(db: Queryable, q: BeliefQuery): Promise<CurrentBelief[]> {
@@ -63,11 +63,7 @@ export async function readSearchEvents(
 
 /** WHERE terms (over `beliefs b` joined with `events e`) of a belief query; `args` grows with them. */
 export function beliefWhere(q: BeliefQuery, args: unknown[]): string {
-  const where: string[] = [];
-  const add = (sql: string, v: unknown) => {
-    args.push(v);
-    where.push(sql.replace('?', `$${args.length}`));
-  };
+  const { where, add } = whereTerms(args);
   add('b.namespace = ?', q.namespace);
   if (q.subject !== undefined) add('b.subject = ?', q.subject);
   if (q.predicate !== undefined) add('b.predicate = ?', q.predicate);
