@@ -1,6 +1,7 @@
 /**
  * @module
- * Go/Knative duration syntax (`90s`, `30m`, `2h`, `1h30m`, `250ms`) to milliseconds and back.
+ * Go/Knative duration syntax (`90s`, `30m`, `2h`, `1h30m`, `250ms`) to milliseconds and back, plus days and
+ * weeks (`30d`, `2w`, `1w2d`: a day is 24 h; Go has neither, but a key's life is said in days).
  * Used by CLI flags, gateway annotations and config. Imports nothing.
  */
 
@@ -12,15 +13,17 @@ const UNIT_MS: Readonly<Record<string, number>> = Object.freeze({
   s: 1000,
   m: 60_000,
   h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
 });
 
-const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+const PART = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d|w)/y;
 
 /**
  * Parses a Go duration string into milliseconds.
  * @param text e.g. `"1h30m"`; a bare `"0"` is zero.
  * @returns milliseconds (may be fractional for sub-ms units)
- * @throws {Error} "invalid duration '…': expected a number with a unit such as 90s, 30m, 2h" when malformed.
+ * @throws {Error} "invalid duration '…': expected a number with a unit such as 90s, 30m, 2h, 30d" when malformed.
  * @example
  * ```ts
  * parseDuration('1h30m'); // 5_400_000
@@ -42,7 +45,7 @@ export function parseDuration(text: string): number {
 }
 
 function durationError(text: string): Error {
-  return new Error(`invalid duration '${text}': expected a number with a unit such as 90s, 30m, 2h`);
+  return new Error(`invalid duration '${text}': expected a number with a unit such as 90s, 30m, 2h, 30d`);
 }
 
 /**

@@ -39,12 +39,19 @@ after(async () => {
 });
 
 describe('tether keys', () => {
-  it('mints (the secret printed once), lists without secrets, revokes; the revoked key then exits 3', async () => {
+  it('mints (the secret printed once, --ttl in days), lists without secrets, revokes; the revoked key then exits 3', async () => {
     const env = { TETHER_URL: srv.url, TETHER_KEY: srv.adminKey };
-    const minted = await tether(['keys', 'mint', '--tenant', 'acme', '--agent', 'bot', '--ttl', '1h', '--json'], env);
+    const asked = Date.now();
+    const minted = await tether(['keys', 'mint', '--tenant', 'acme', '--agent', 'bot', '--ttl', '30d', '--json'], env);
     assert.equal(minted.code, 0, minted.stderr);
     const key = JSON.parse(minted.stdout) as { id: string; key: string; namespace: string; expires_at: string };
     assert.equal(key.namespace, 'acme:bot');
+    const life = Date.parse(key.expires_at) - asked;
+    const thirtyDays = 30 * 86_400_000;
+    assert.ok(
+      life >= thirtyDays - 1000 && life <= thirtyDays + 120_000,
+      `expires ${key.expires_at}, ${life} ms after the mint`,
+    );
     assert.match(key.key, /^tth_[0-9a-f]{16}_[0-9a-f]{64}$/);
 
     const list = await tether(['keys', 'list'], env);
