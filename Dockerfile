@@ -12,7 +12,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
-# MALLOC_ARENA_MAX: glibc's per-thread malloc arenas held ~20 MB more RSS under load (README, Performance).
+# MALLOC_ARENA_MAX: glibc's per-thread malloc arenas held ~20 MB more RSS under load (docs/benchmarks.md).
 ENV NODE_ENV=production \
     TETHER_DATA=/data \
     MALLOC_ARENA_MAX=2

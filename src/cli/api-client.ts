@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Exit codes of the `tether` command (README "CLI for everyday work"). */
+/** Exit codes of the `tether` command (docs/cli.md, "Exit codes"). */
 export const EXIT = Object.freeze({
   ok: 0,
   /** The API refused the request (400, 409, 413, 429, …) or something else failed. */

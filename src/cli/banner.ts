@@ -53,8 +53,7 @@ export function banner(title: string, b: BannerInput): string {
     lines.push(`  session gateway ${b.gatewayUrl}   admin ${b.adminUrl}/_tether/sessions${token}`);
   }
   if (b.isolation) {
-    const plain =
-      b.isolation === 'none' ? '   (instances are plain processes of this user: README, Security notes)' : '';
+    const plain = b.isolation === 'none' ? '   (instances are plain processes of this user: docs/security.md)' : '';
     lines.push(`  isolation       ${b.isolation}${plain}`);
   }
   lines.push(`  web console     ${b.consoleUrl}`, '', 'Try:');

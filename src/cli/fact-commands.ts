@@ -2,7 +2,7 @@
  * @module
  * `tether recall|search|history|remember|forget`: the memory API's fact calls from the command line.
  * A value given as text is sent with the type its predicate has in the tenant's registry (number,
- * boolean or text), so `tether remember user age 41` works as the API expects it.
+ * boolean or text), so `tether remember repo open_issues 12` (coding registry) sends a number, as the API expects.
  */
 import type { Command } from 'commander';
 import { apiRequest, type MemoryClientFlags, memoryKeyOf } from './api-client.ts';

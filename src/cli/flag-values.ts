@@ -2,7 +2,7 @@
  * @module
  * Checks of command-line flag values (ports, counts, durations) for `tether gateway`, `tether memory` and
  * `tether up`, each called before the command does anything: a bad value is a usage error (`CliError`, exit 2,
- * the README's exit-code table), with the flag and the value (cut to 40 characters) named.
+ * docs/cli.md's exit-code table), with the flag and the value (cut to 40 characters) named.
  */
 import { parseDuration } from '../common/durations.ts';
 import { CliError, EXIT } from './api-client.ts';

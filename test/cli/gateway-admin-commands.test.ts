@@ -1,5 +1,5 @@
 /**
- * `tether logs`: `-n/--lines` as the README's exit-code table wants it (a bad value is a usage error, exit 2).
+ * `tether logs`: `-n/--lines` as docs/cli.md's exit-code table wants it (a bad value is a usage error, exit 2).
  * Listing sessions and instances is covered by client-commands.test.ts.
  */
 import assert from 'node:assert/strict';

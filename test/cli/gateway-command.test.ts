@@ -1,6 +1,6 @@
 /**
  * `tether gateway` as run from the command line (bin/tether): what it refuses before serving, and the exit
- * code it refuses with (README's exit-code table).
+ * code it refuses with (docs/cli.md's exit-code table).
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

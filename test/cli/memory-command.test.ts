@@ -1,6 +1,6 @@
 /**
  * `tether memory` as run from the command line (bin/tether): a bad flag value is a usage error (exit 2, the
- * README's exit-code table) found before the store is opened, so nothing is written into --data.
+ * docs/cli.md's exit-code table) found before the store is opened, so nothing is written into --data.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `tether up`'s flags are all in the README's "`tether up` flags" table: a flag added to the command and
+ * `tether up`'s flags are all in docs/cli.md's "`tether up` flags" table: a flag added to the command and
  * not documented fails here, naming it.
  */
 import assert from 'node:assert/strict';
@@ -12,20 +12,20 @@ import { Command } from 'commander';
 import { registerUpCommand } from '../../src/cli/up-command.ts';
 import { runTether } from '../helpers/tether-cli.ts';
 
-const README = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+const CLI_DOC = readFileSync(resolve(import.meta.dirname, '../../docs/cli.md'), 'utf8');
 
 describe('tether up flags', () => {
-  it('are each in the README table', () => {
+  it('are each in the docs/cli.md table', () => {
     const program = new Command('tether');
     registerUpCommand(program);
     const up = program.commands.find((c) => c.name() === 'up');
     assert.ok(up);
     const flags = up.options.map((o) => o.long).filter((f): f is string => f !== undefined);
     assert.ok(flags.includes('--data') && flags.includes('--isolation'), flags.join(' '));
-    const section = /### `tether up` flags\n([\s\S]*?)\n### /.exec(README)?.[1] ?? '';
-    assert.ok(section.length > 0, 'README has the section');
+    const section = /## `tether up` flags\n([\s\S]*?)\n## /.exec(CLI_DOC)?.[1] ?? '';
+    assert.ok(section.length > 0, 'docs/cli.md has the section');
     const missing = flags.filter((f) => !section.includes(`\`${f}`));
-    assert.deepEqual(missing, [], 'flags of tether up missing from the README table');
+    assert.deepEqual(missing, [], 'flags of tether up missing from the docs/cli.md table');
   });
 });
 

@@ -11,7 +11,7 @@ import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts
 import { send, serviceYaml } from '../gateway/helpers/harness.ts';
 import { openBrowser } from './browser.ts';
 
-// Screenshots for the README are written when this names a folder (TETHER_SCREENSHOTS=docs).
+// Screenshots for docs/cli.md are written when this names a folder (TETHER_SCREENSHOTS=docs).
 const SHOTS = process.env.TETHER_SCREENSHOTS;
 const HOST = 'hello.default.example.com';
 

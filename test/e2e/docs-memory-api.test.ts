@@ -1,5 +1,5 @@
 /**
- * The README's memory API walkthrough, run as written (bash + curl) against a real memory server: every
+ * docs/memory-api.md's walkthrough, run as written (bash + curl) against a real memory server: every
  * call succeeds (curl --fail-with-body), and its `as_of` read answers the older value, not `[]`. Only the
  * server URL is changed (a free port) and the admin key file is where the block reads it.
  */
@@ -12,16 +12,16 @@ import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { startTestMemoryServer } from '../helpers/memory-server.ts';
 
-const README = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
-const README_URL = 'URL=http://127.0.0.1:8080';
+const DOC = readFileSync(resolve(import.meta.dirname, '../../docs/memory-api.md'), 'utf8');
+const DOC_URL = 'URL=http://127.0.0.1:8080';
 
 /** The ```sh block that starts the walkthrough. */
 function walkthrough(): string {
-  const block = [...README.matchAll(/```sh\n([\s\S]*?)```/g)]
+  const block = [...DOC.matchAll(/```sh\n([\s\S]*?)```/g)]
     .map((m) => m[1] ?? '')
     .find((b) => b.startsWith('ADMIN=$(cat .tether/memory/admin.key)'));
-  assert.ok(block, 'README has the memory API walkthrough block');
-  assert.ok(block.includes(README_URL), block);
+  assert.ok(block, 'docs/memory-api.md has the walkthrough block');
+  assert.ok(block.includes(DOC_URL), block);
   return block;
 }
 
@@ -44,7 +44,7 @@ curl() { printf '>>> %s\\n' "$*" >> .transcript; command curl --fail-with-body -
   });
 }
 
-describe("README's memory API walkthrough", () => {
+describe("docs/memory-api.md's walkthrough", () => {
   it('runs as written, and its as_of read answers the older value', async (t) => {
     const server = await startTestMemoryServer();
     t.after(() => server.close());
@@ -53,7 +53,7 @@ describe("README's memory API walkthrough", () => {
     mkdirSync(join(cwd, '.tether', 'memory'), { recursive: true });
     writeFileSync(join(cwd, '.tether', 'memory', 'admin.key'), server.adminKey);
 
-    const script = walkthrough().replace(README_URL, `URL=${server.url.replace(/\/$/, '')}`);
+    const script = walkthrough().replace(DOC_URL, `URL=${server.url.replace(/\/$/, '')}`);
     const { code, stderr, transcript } = await runBash(script, cwd);
     assert.equal(code, 0, `${stderr}\n${transcript}`);
     const calls = transcript

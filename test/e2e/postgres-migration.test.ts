@@ -1,5 +1,5 @@
 /**
- * Moving from SQLite to PostgreSQL with the README's commands: `tether export` from a SQLite server
+ * Moving from SQLite to PostgreSQL with docs/postgres.md's commands: `tether export` from a SQLite server
  * and `tether import` into a `--store postgres` one keep the identical history (ids included) and the
  * same current beliefs (a superseded value stays superseded, a retraction stays).
  */

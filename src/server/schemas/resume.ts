@@ -2,7 +2,7 @@
  * @module
  * Request and answer schemas of the resume routes (working state, milestones, turns, outputs,
  * pointers, resume, lease): one definition for validation (400 naming the field), the MCP resume
- * tools, and OpenAPI. Lengths and ranges are stated here and in the README.
+ * tools, and OpenAPI. Lengths and ranges are stated here and in docs/resume.md.
  */
 import { z } from 'zod';
 import { MAX_TTL_MS, MIN_TTL_MS } from '../../memory/resume/leases.ts';

@@ -114,7 +114,7 @@ export async function createIsolation(o: CreateIsolationOptions): Promise<Isolat
       o.log.warn(
         { isolation: 'none', reason: d.reason },
         'isolation: none — instances run as plain processes of this user and can read what it can (the data ' +
-          "folder, admin key, authority files, other instances' tokens) and reach every local port (README: Security notes)",
+          "folder, admin key, authority files, other instances' tokens) and reach every local port (docs/security.md)",
       );
     } else {
       o.log.info({ isolation: 'none', reason: d.reason }, 'isolation: none — instances run as plain processes');

@@ -3,7 +3,7 @@
  * A process started ahead of an instance, already inside its cgroups, waiting on its stdin for the
  * command it becomes. Joining a v1 cgroup (writing `cgroup.procs`) waits for an RCU grace period
  * whenever no other join came just before, which on a cold start costs more than bubblewrap and all
- * the namespaces together (README: Isolation, the bench rows). A launcher made with the spare network
+ * the namespaces together (docs/isolation.md, docs/benchmarks.md). A launcher made with the spare network
  * slot pays that wait before anyone asks. It is bash (`mapfile -d ''` reads the NUL-separated command;
  * POSIX sh cannot), and it `exec`s what it is given, so its pid, process group and cgroups are the
  * instance's. Used by namespaces-isolation.ts and namespaces-sandbox.ts; without bash the runtime
