@@ -105,18 +105,27 @@ async function startPlatform(cwd: string): Promise<Platform> {
   };
   child.stdout?.on('data', read);
   child.stderr?.on('data', read);
-  const exited = once(child, 'exit').then(() => {
-    throw new Error(`tether up exited before its banner:\n${out}`);
-  });
-  const up = new Promise<void>((ok) => {
-    const check = () => (out.includes('Tether is up.') ? ok() : setTimeout(check, 100));
+  // Resolves at the banner; fails if the process exits first or, a generous bound that only stops a hang
+  // (start-up takes seconds, more on a loaded machine), after 120 s. The process is killed on failure.
+  await new Promise<void>((ok, fail) => {
+    const onExit = () => {
+      clearTimeout(hang);
+      fail(new Error(`tether up exited before its banner:\n${out}`));
+    };
+    child.once('exit', onExit);
+    const hang = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`no banner in 120 s:\n${out}`));
+    }, 120_000);
+    const check = () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (!out.includes('Tether is up.')) return void setTimeout(check, 100);
+      clearTimeout(hang);
+      child.off('exit', onExit);
+      ok();
+    };
     check();
   });
-  // A generous bound: it only stops a hang; start-up takes seconds, more on a loaded machine.
-  const hang = new Promise<never>((_, fail) =>
-    setTimeout(() => fail(new Error(`no banner in 120 s:\n${out}`)), 120_000).unref(),
-  );
-  await Promise.race([up, exited, hang]);
   const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
   const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
   assert.ok(gateway && memory, out);
