@@ -3,10 +3,14 @@
  * The API-server double's object store, as etcd + kube-apiserver keep it: one resourceVersion counter for
  * every write, uids, `generation` bumped on spec changes, and a bounded event log that watches read from
  * (a resourceVersion older than the log is "too old": 410 Gone). Label and field selectors for list and
- * watch. No HTTP here (`rest.ts` serves it) and no controllers (`controller.ts`).
+ * watch. Custom kinds are pruned and defaulted by their CRD schema on every write (`crd-schemas.ts`), as
+ * kube-apiserver does, so an object read back differs from the one written. No HTTP here (`rest.ts` serves
+ * it) and no controllers (`controller.ts`).
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { ResourceType } from '../../src/kube/agent-sandbox.ts';
+import { applyCrdSchema } from './crd-schemas.ts';
 import type { WireObject } from './objects.ts';
 
 /** A watch event type, as the API server names it. */
@@ -70,7 +74,7 @@ export class ObjectStore {
   create(type: ResourceType, obj: WireObject): WireObject | null {
     const k = key(type, obj.metadata.namespace, obj.metadata.name);
     if (this.#objects.has(k)) return null;
-    const stored = clone(obj);
+    const stored = applyCrdSchema(type, clone(obj));
     stored.metadata.uid = stored.metadata.uid || randomUUID();
     stored.metadata.creationTimestamp ||= new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     stored.metadata.generation = 1;
@@ -86,20 +90,21 @@ export class ObjectStore {
     const k = key(type, obj.metadata.namespace, obj.metadata.name);
     const old = this.#objects.get(k);
     if (!old) return null;
-    const next = clone(obj);
+    const next = applyCrdSchema(type, clone(obj));
     next.metadata.uid = old.metadata.uid;
     next.metadata.creationTimestamp = old.metadata.creationTimestamp;
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     next.metadata.generation = old.metadata.generation ?? 1;
-    if (JSON.stringify(next) === JSON.stringify(old)) return clone(old);
-    if (JSON.stringify(next.spec) !== JSON.stringify(old.spec)) next.metadata.generation++;
+    // Key order aside (a defaulted key put back moves to the end), as the API server compares.
+    if (isDeepStrictEqual(next, old)) return clone(old);
+    if (!isDeepStrictEqual(next.spec, old.spec)) next.metadata.generation++;
     return this.#write(type, k, next, 'MODIFIED');
   }
 
   /** Stores `obj` whether or not it exists (the double's own set-up; keeps the given uid). */
   put(type: ResourceType, obj: WireObject): WireObject {
     const k = key(type, obj.metadata.namespace, obj.metadata.name);
-    return this.#write(type, k, clone(obj), this.#objects.has(k) ? 'MODIFIED' : 'ADDED');
+    return this.#write(type, k, applyCrdSchema(type, clone(obj)), this.#objects.has(k) ? 'MODIFIED' : 'ADDED');
   }
 
   /** Deletes an object; returns the deleted copy (at its final resourceVersion), or null. */

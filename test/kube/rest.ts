@@ -3,7 +3,8 @@
  * The object endpoints of the API-server double, in the real wire format: get, list (a `...List` with
  * the store's resourceVersion), watch (newline-delimited events from a resourceVersion; an ERROR event with
  * a 410 `Expired` Status when it is too old), create (201; 409 AlreadyExists), update (409 Conflict on a
- * stale resourceVersion), patch (`patch.ts`), delete, and the `/status` subresource. RBAC is checked by the
+ * stale resourceVersion), patch (`patch.ts`), delete, and the `/status` subresource; a custom kind's `spec` is
+ * validated against its CRD schema (`crd-schemas.ts`: 422 Invalid naming the field). RBAC is checked by the
  * caller's `allowed`. Used by `double.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,6 +17,7 @@ import {
   SANDBOX_TEMPLATE,
   SANDBOX_WARM_POOL,
 } from '../../src/kube/agent-sandbox.ts';
+import { applyCrdSchema, crdViolation } from './crd-schemas.ts';
 import { matcher, type ObjectStore, resourceOf, type Selector } from './object-store.ts';
 import { generateName, notFoundStatus, statusBody, type WireObject } from './objects.ts';
 import { applyPatch } from './patch.ts';
@@ -190,7 +192,9 @@ function create(store: ObjectStore, r: ObjectRequest, body: string, query: URLSe
   meta.creationTimestamp = '';
   // Custom resources with a status subresource drop `status` on create.
   if (r.type.group !== '') delete obj.status;
-  if (query.get('dryRun') === 'All') return { status: 201, body: obj };
+  const violation = crdViolation(r.type, obj);
+  if (violation) return invalid(r, violation);
+  if (query.get('dryRun') === 'All') return { status: 201, body: applyCrdSchema(r.type, obj) };
   const stored = store.create(r.type, obj);
   if (!stored) {
     return {
@@ -244,6 +248,8 @@ function change(store: ObjectStore, r: ObjectRequest, req: IncomingMessage, body
     else next = { ...next, ...(current.status === undefined ? {} : { status: current.status }) };
     if (!r.status && next.status === undefined) delete next.status;
   }
+  const violation = crdViolation(r.type, next);
+  if (violation) return invalid(r, violation);
   const stored = store.update(r.type, next);
   return stored ? { status: 200, body: stored } : notFound(r);
 }
