@@ -48,6 +48,8 @@ export interface CallRecord {
   namespace?: string;
   name?: string;
   status: number;
+  /** The JSON body of a create, update or patch, as sent. */
+  body?: unknown;
 }
 
 /** How the double is out of order: connection refused, or every answer an error status. */
@@ -59,6 +61,15 @@ export const MEMORY_SERVER_USER = 'system:serviceaccount:tether:tether-memory';
 export const GATEWAY_USER = 'system:serviceaccount:tether:tether-gateway';
 
 const REVIEW_PATH = '/apis/authentication.k8s.io/v1/tokenreviews';
+const WRITES: ReadonlySet<Verb> = new Set(['create', 'update', 'patch']);
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
 
 /** The API-server double; the fake cluster's control methods plus the server's own. */
 export class KubeDouble extends FakeCluster {
@@ -267,7 +278,14 @@ export class KubeDouble extends FakeCluster {
     if (path === REVIEW_PATH) return this.#review(req, raw, user);
     const r = parseObjectRequest(req.method ?? 'GET', path, url.searchParams);
     if (!r) return [404, statusBody(404, 'NotFound', 'the server could not find the requested resource'), null];
-    const call = { verb: r.verb, resource: r.type.plural, group: r.type.group, namespace: r.namespace, name: r.name };
+    const call = {
+      verb: r.verb,
+      resource: r.type.plural,
+      group: r.type.group,
+      namespace: r.namespace,
+      name: r.name,
+      ...(WRITES.has(r.verb) ? { body: parseJson(raw) } : {}),
+    };
     const rules: readonly PolicyRule[] = user === 'memory' ? MEMORY_SERVER_RULES : GATEWAY_RULES;
     const resource = r.status ? `${r.type.plural}/status` : r.type.plural;
     const inNamespace = this.#rbacNamespaces === '*' || this.#rbacNamespaces.includes(r.namespace);

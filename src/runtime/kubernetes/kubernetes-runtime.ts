@@ -95,8 +95,14 @@ export class KubernetesRuntime implements InstanceRuntime {
       services: () => this.#services,
       claims: () => this.#claims.list(),
       owned: (claim) => this.#byClaim.has(claim),
+      sandbox: (name) => this.#sandboxes.get(name),
     });
     this.#sync.start();
+  }
+
+  /** Runs one resync pass of templates, pools and orphan claims now (after the running one); rejects when it fails. */
+  resyncNow(): Promise<void> {
+    return this.#sync.passNow();
   }
 
   /** Resolves when the first lists of claims and sandboxes are done (tests, start-up). */

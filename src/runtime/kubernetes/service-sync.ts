@@ -1,10 +1,12 @@
 /**
  * @module
  * The level-based resync of the Kubernetes runtime, run at start and every `resyncMs` (sooner after an
- * error): each service has its SandboxTemplate and SandboxWarmPool as `objects.ts` builds them (created,
- * or merge-patched when they drifted), objects of removed services are deleted, claim deletions that
- * failed are retried, and claims no instance owns (left by an earlier gateway, their session not back)
- * follow the service's idle policy: deleted (delete mode) or suspended (pause mode) after `session-timeout`.
+ * error): each service has its SandboxTemplate and SandboxWarmPool as `objects.ts` builds them (created, or
+ * merge-patched when a field the gateway owns drifted: `owned-diff.ts`, so the CRD defaults the server filled
+ * in never cause a write), objects of removed services are deleted, claim deletions that failed are retried,
+ * and claims no instance owns (left by an earlier gateway, their session not back) follow the service's idle
+ * policy: deleted (delete mode) or suspended (pause mode) after `session-timeout`. A pass over unchanged
+ * manifests reads two lists and writes nothing.
  */
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
@@ -16,10 +18,12 @@ import {
   SANDBOX_TEMPLATE,
   SANDBOX_WARM_POOL,
 } from '../../kube/agent-sandbox.ts';
+import { KubeRequestError } from '../../kube/errors.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
 import { LABELS, MANAGED_SELECTOR, type SandboxObjectOptions, templateFor, warmPoolFor } from './objects.ts';
 import { observe } from './observed.ts';
+import { ownedPatch, withLastApplied } from './owned-diff.ts';
 
 /** Options of `ServiceSync`. */
 export interface ServiceSyncOptions extends SandboxObjectOptions {
@@ -34,6 +38,8 @@ export interface ServiceSyncOptions extends SandboxObjectOptions {
   claims: () => KubeResource[];
   /** True when an instance of this runtime owns the claim. */
   owned: (claim: string) => boolean;
+  /** The Sandbox of that name as last seen (the runtime's informer). */
+  sandbox: (name: string) => KubeResource | undefined;
 }
 
 /** Keeps the cluster's templates, pools and unowned claims where the services say. */
@@ -45,6 +51,8 @@ export class ServiceSync {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #backoffMs = 1000;
+  /** The pass running or last run: passes never overlap (two would both patch the same drift). */
+  #chain: Promise<void> = Promise.resolve();
   #markFirst!: () => void;
   /** Resolves after the first pass that succeeded. */
   readonly firstPass = new Promise<void>((resolve) => {
@@ -88,10 +96,17 @@ export class ServiceSync {
     this.#toDelete.set(claim, uid);
   }
 
+  /** Runs one pass now, after the one running if any; rejects when it fails (the timer's passes go on). */
+  passNow(): Promise<void> {
+    const pass = this.#chain.then(() => this.#pass());
+    this.#chain = pass.catch(() => {});
+    return pass;
+  }
+
   async #run(): Promise<void> {
     if (this.#stopped) return;
     try {
-      await this.#pass();
+      await this.passNow();
       this.#markFirst();
       this.#backoffMs = 1000;
       this.#schedule(this.#o.resyncMs ?? 30_000);
@@ -110,13 +125,26 @@ export class ServiceSync {
 
   async #pass(): Promise<void> {
     const { client, namespace } = this.#o;
-    const names = new Set(this.#o.services().map((s) => s.name));
-    for (const cfg of this.#o.services()) {
-      await this.#upsert(SANDBOX_TEMPLATE, templateFor(cfg, this.#o));
-      await this.#upsert(SANDBOX_WARM_POOL, warmPoolFor(cfg, this.#o));
+    const services = this.#o.services();
+    const names = new Set(services.map((s) => s.name));
+    // One list per kind instead of a get per object: a pass over N unchanged services is 2 reads, 0 writes.
+    const [templates, pools] = await Promise.all(
+      [SANDBOX_TEMPLATE, SANDBOX_WARM_POOL].map(async (type) => {
+        const items = (await client.list(type, namespace, MANAGED_SELECTOR)).items;
+        return new Map(items.map((o) => [o.metadata.name, o]));
+      }),
+    );
+    for (const cfg of services) {
+      await this.#upsert(SANDBOX_TEMPLATE, templateFor(cfg, this.#o), templates!);
+      await this.#upsert(SANDBOX_WARM_POOL, warmPoolFor(cfg, this.#o), pools!);
     }
-    for (const type of [SANDBOX_WARM_POOL, SANDBOX_TEMPLATE, SANDBOX_CLAIM]) {
-      for (const obj of (await client.list(type, namespace, MANAGED_SELECTOR)).items) {
+    const claims = this.#o.claims();
+    for (const [type, objects] of [
+      [SANDBOX_WARM_POOL, [...pools!.values()]],
+      [SANDBOX_TEMPLATE, [...templates!.values()]],
+      [SANDBOX_CLAIM, claims],
+    ] as const) {
+      for (const obj of objects) {
         const svc = obj.metadata.labels?.[LABELS.service];
         if (svc !== undefined && names.has(svc)) continue;
         this.#o.log.info(
@@ -128,7 +156,7 @@ export class ServiceSync {
     }
     for (const [claim, uid] of this.#toDelete) {
       // Only the claim we meant: a same-name claim made since (the session came back) stays.
-      const now = this.#o.claims().find((c) => c.metadata.name === claim);
+      const now = claims.find((c) => c.metadata.name === claim);
       if (!now) this.#toDelete.delete(claim);
       else if (now.metadata.uid === uid) await client.delete(SANDBOX_CLAIM, namespace, claim);
     }
@@ -153,44 +181,38 @@ export class ServiceSync {
       } else if (!this.#suspended.has(name)) {
         const o = observe(claim, undefined);
         if (o.phase === 'unbound') continue;
-        await this.#o.client.patch(SANDBOX, this.#o.namespace, o.sandbox, { spec: { operatingMode: 'Suspended' } });
+        // Already asked (by an earlier gateway, before a restart): nothing to write.
+        const mode = (this.#o.sandbox(o.sandbox)?.spec as { operatingMode?: string } | undefined)?.operatingMode;
+        if (mode !== 'Suspended') {
+          await this.#o.client.patch(SANDBOX, this.#o.namespace, o.sandbox, { spec: { operatingMode: 'Suspended' } });
+        }
         this.#suspended.add(name);
       }
     }
   }
 
-  /** Creates `want`, or merge-patches the stored object when its labels or spec differ. */
-  async #upsert(type: ResourceType, want: KubeResource): Promise<void> {
+  /**
+   * Creates `want` when the list had no such object, or merge-patches what the gateway owns when it drifted.
+   * An object of that name the list missed (its labels changed by hand) is read and patched back.
+   */
+  async #upsert(type: ResourceType, want: KubeResource, listed: Map<string, KubeResource>): Promise<void> {
     const { client, namespace } = this.#o;
-    const have = await client.get(type, namespace, want.metadata.name);
+    const name = want.metadata.name;
+    let have = listed.get(name) ?? null;
     if (!have) {
-      await client.create(type, namespace, want);
-      this.#o.log.info({ kind: type.kind, name: want.metadata.name }, 'created');
-      return;
+      try {
+        await client.create(type, namespace, withLastApplied(want));
+        this.#o.log.info({ kind: type.kind, name }, 'created');
+        return;
+      } catch (err) {
+        if (!(err instanceof KubeRequestError) || err.failure !== 'conflict') throw err;
+      }
+      have = await client.get(type, namespace, name);
+      if (!have) return; // deleted meanwhile: created at the next pass
     }
-    const patch: Record<string, unknown> = {};
-    const labels = { ...have.metadata.labels, ...want.metadata.labels };
-    if (JSON.stringify(labels) !== JSON.stringify(have.metadata.labels ?? {})) patch.metadata = { labels };
-    const spec = mergeDiff(have.spec ?? {}, want.spec ?? {});
-    if (spec !== undefined) patch.spec = spec;
-    if (Object.keys(patch).length === 0) return;
-    await client.patch(type, namespace, want.metadata.name, patch);
-    this.#o.log.info({ kind: type.kind, name: want.metadata.name }, 'updated to the manifest');
+    const patch = ownedPatch(have, want);
+    if (patch === undefined) return;
+    await client.patch(type, namespace, name, patch);
+    this.#o.log.info({ kind: type.kind, name, fields: Object.keys(patch.spec ?? {}) }, 'updated to the manifest');
   }
-}
-
-/**
- * The RFC 7386 merge patch that turns `have` into `want` (keys only in `have` become null), or undefined
- * when they are equal.
- */
-export function mergeDiff(have: unknown, want: unknown): unknown {
-  const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (!isObj(have) || !isObj(want)) return JSON.stringify(have) === JSON.stringify(want) ? undefined : want;
-  const out: Record<string, unknown> = {};
-  for (const k of Object.keys(have)) if (!(k in want)) out[k] = null;
-  for (const [k, v] of Object.entries(want)) {
-    const d = mergeDiff(have[k], v);
-    if (d !== undefined) out[k] = d;
-  }
-  return Object.keys(out).length === 0 ? undefined : out;
 }
