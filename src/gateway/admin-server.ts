@@ -46,7 +46,7 @@ export const ADMIN_ROUTES: ReadonlyArray<{ path: string; what: string }> = Objec
   },
   {
     path: '/_tether/instances',
-    what: 'instances: state, pid, sessions (key prefixes; ?reveal=keys: whole keys), warm',
+    what: 'instances: state, pid, sessions (key prefixes; ?reveal=keys: whole keys), warm, waiting_on (the cluster)',
   },
   { path: '/_tether/instances/{name}/logs', what: "an instance's last output lines (also of a failed start)" },
   { path: '/console/', what: 'the web console (its files need no token; its calls carry it)' },
@@ -61,7 +61,9 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
     '/_tether/services': () => o.services.map(describeService),
     '/_tether/sessions': (reveal) => listSessions(o, reveal),
     '/_tether/instances': (reveal) =>
-      o.services.flatMap((svc) => [...svc.instances.values()].map((i) => describeInstance(i, reveal))),
+      o.services.flatMap((svc) =>
+        [...svc.instances.values()].map((i) => describeInstance(i, reveal, o.runtime.waitingOn?.(i.name))),
+      ),
     '/healthz': () => ({ status: 'ok' }),
   };
   const tokenDigest = o.adminToken ? digest(`Bearer ${o.adminToken}`) : undefined;

@@ -6,6 +6,7 @@
  * admin-server.ts.
  */
 import { formatDuration } from '../common/durations.ts';
+import type { ClusterWait } from '../runtime/runtime.ts';
 import type { SessionRecord } from '../sessions/session-store.ts';
 import { type InstanceEntry, type ServiceState, type SessionEntry, sessionState } from './state.ts';
 
@@ -87,8 +88,11 @@ export function describeSession(
   };
 }
 
-/** One instance as `/_tether/instances` lists it: `sessions` holds key prefixes, or whole keys with `reveal`. */
-export function describeInstance(i: InstanceEntry, reveal: boolean) {
+/**
+ * One instance as `/_tether/instances` lists it: `sessions` holds key prefixes, or whole keys with `reveal`;
+ * `waiting_on` what its start, pause or resume waits for the cluster to do (null when nothing).
+ */
+export function describeInstance(i: InstanceEntry, reveal: boolean, wait?: ClusterWait) {
   return {
     name: i.name,
     service: i.service.config.name,
@@ -97,5 +101,8 @@ export function describeInstance(i: InstanceEntry, reveal: boolean) {
     ready_at: i.readyAt ? new Date(i.readyAt).toISOString() : null,
     sessions: [...i.sessions].map((s) => (s.key === null ? s.id.slice(0, 12) : reveal ? s.key : keyPrefix(s.key))),
     warm: i.warm,
+    waiting_on: wait
+      ? { what: wait.what, reason: wait.reason ?? null, hint: wait.hint, since: new Date(wait.since).toISOString() }
+      : null,
   };
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../common/log.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import { type ClaimNamer, claimNamer } from '../sessions/claim-name.ts';
 import type { InstanceRecord, SessionStore } from '../sessions/session-store.ts';
+import { ClusterDeadline } from './cluster-deadline.ts';
 import { InstancePool } from './instance-pool.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { NewSessionLimit } from './new-session-limit.ts';
@@ -34,6 +35,8 @@ export interface GatewayCoreOptions {
   maxQueue?: number;
   /** Max time an instance may take to become ready (ms). */
   startTimeoutMs: number;
+  /** Longest wait of one request for its instance to start or resume (ms); 503 + Retry-After past it. @default none */
+  clusterWaitMs?: number;
   /** Max live instances of all services together, warm ones included. @default 32 */
   maxInstances?: number;
   /**
@@ -175,6 +178,10 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     maxQueue: o.maxQueue ?? 1000,
     poke,
     limit: new NewSessionLimit(o.clock, o.newSessionsPerMinute ?? 0),
+    deadline:
+      o.clusterWaitMs === undefined
+        ? undefined
+        : new ClusterDeadline({ ms: o.clusterWaitMs, runtime: o.runtime, log: o.log }),
   });
   const core: GatewayCore = {
     services,

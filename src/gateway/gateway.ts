@@ -51,6 +51,11 @@ export interface GatewayOptions {
   /** Max time an instance may take to become ready (ms). @default 60000 */
   startTimeoutMs?: number;
   /**
+   * Longest a request waits for its instance to start or resume (a Kubernetes claim bound, a Sandbox Ready,
+   * a resume from Suspended) before 503 + Retry-After; the start or resume goes on (ms). @default none
+   */
+  clusterWaitMs?: number;
+  /**
    * Max live instances of all services together, warm-pool ones included; beyond it new sessions wait in
    * the queue (503 + Retry-After on timeout), like `max-scale` per service. @default 32
    */
@@ -185,6 +190,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     queueTimeoutMs: options.queueTimeoutMs ?? 30_000,
     maxQueue: options.maxQueue,
     startTimeoutMs: options.startTimeoutMs ?? 60_000,
+    clusterWaitMs: options.clusterWaitMs,
     maxInstances: options.maxInstances ?? 32,
     tickMs: options.reconcileIntervalMs ?? 200,
     claimName,

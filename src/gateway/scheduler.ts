@@ -11,6 +11,7 @@ import type { Clock } from '../common/clock.ts';
 import { isTetherError, type TetherError, unavailable } from '../common/errors.ts';
 import { sessionKeyHash } from '../sessions/session-hash.ts';
 import { type SessionStore, sessionId } from '../sessions/session-store.ts';
+import type { ClusterDeadline } from './cluster-deadline.ts';
 import { ForeignSessions } from './foreign-sessions.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -35,6 +36,8 @@ export interface SchedulerOptions {
   poke: () => void;
   /** New sessions per client address (issue 9 item 4). @default no limit */
   limit?: NewSessionLimit;
+  /** Bounds a request's wait for its instance to start or resume (503 + Retry-After past it). @default none */
+  deadline?: ClusterDeadline;
 }
 
 /** Session placement and the wait queue. */
@@ -90,10 +93,11 @@ export class Scheduler {
         throw isTetherError(err) ? err : unavailable('the session store failed', 1);
       }
       try {
-        await this.#ready(s.instance);
-      } catch {
+        const ready = this.#ready(s.instance);
+        await (this.#o.deadline ? this.#o.deadline.bound(s.instance, ready) : ready);
+      } catch (err) {
         this.release(s);
-        throw unavailable(notReady(s.instance.name), 1);
+        throw isTetherError(err) ? err : unavailable(notReady(s.instance.name), 1);
       }
       if (s.live && (s.instance.foreign || s.instance.state === 'running')) return s;
       this.release(s); // ended while we waited: place again

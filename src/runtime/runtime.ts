@@ -110,6 +110,18 @@ export interface InstanceIdentity {
   port: number;
 }
 
+/** What an instance waits for the cluster to do. */
+export interface ClusterWait {
+  /** What the cluster has not done yet, e.g. `claim run-1 not bound`. */
+  what: string;
+  /** The cluster's own word on it (a condition's reason and message), when it has one. */
+  reason?: string;
+  /** What to check, e.g. `is the agent-sandbox controller running?` */
+  hint: string;
+  /** When the wait began (epoch ms, the runtime's clock). */
+  since: number;
+}
+
 /** Why an instance ended. */
 export interface InstanceExit {
   code: number | null;
@@ -161,6 +173,12 @@ export interface InstanceRuntime {
    * unbound leftovers alone instead of deleting them. Absent = false (local: the gateway deletes them).
    */
   readonly reapsLeftovers?: boolean;
+  /**
+   * What the instance's start, pause or resume is waiting for the cluster to do, as observed now; undefined
+   * when it waits on nothing. Absent = the runtime waits on no cluster (local). Shown by the admin API and
+   * logged when a request's cluster deadline passes.
+   */
+  waitingOn?(name: string): ClusterWait | undefined;
   /** Deletes every instance. Safe to call twice. */
   close(): Promise<void>;
   /**

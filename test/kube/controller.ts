@@ -39,6 +39,7 @@ export class SandboxController {
   #unsubscribe: (() => void) | undefined;
   #scheduled = false;
   #stopped = false;
+  #halted = false;
   /** Reconcile passes run so far. */
   passes = 0;
 
@@ -53,6 +54,20 @@ export class SandboxController {
     this.#schedule();
   }
 
+  /**
+   * Stops reconciling, as when the agent-sandbox controller is down: the API server answers and running pods
+   * go on, but nothing binds, starts, suspends or resumes. `proceed()` takes up again.
+   */
+  halt(): void {
+    this.#halted = true;
+  }
+
+  /** Reconciles again after `halt()`: one pass now over everything that changed meanwhile. */
+  proceed(): void {
+    this.#halted = false;
+    this.#schedule();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#unsubscribe?.();
@@ -60,11 +75,11 @@ export class SandboxController {
   }
 
   #schedule(): void {
-    if (this.#scheduled || this.#stopped) return;
+    if (this.#scheduled || this.#stopped || this.#halted) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      if (this.#stopped) return;
+      if (this.#stopped || this.#halted) return;
       this.passes++;
       this.#collectGarbage();
       for (const pool of this.#store.list(SANDBOX_WARM_POOL)) this.#reconcilePool(pool);

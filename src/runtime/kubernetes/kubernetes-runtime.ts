@@ -19,6 +19,7 @@ import { type Informer, startInformer } from '../../kube/informer.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
 import type {
+  ClusterWait,
   InstanceAddress,
   InstanceExit,
   InstanceIdentity,
@@ -31,6 +32,7 @@ import type {
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
 import { type Observed, observe } from './observed.ts';
 import { ServiceSync } from './service-sync.ts';
+import { describeWait, type WaitGoal } from './wait-reason.ts';
 import { Waiters } from './waiters.ts';
 
 /** Options of `KubernetesRuntime`. */
@@ -52,6 +54,8 @@ interface Instance {
   uid: string;
   cfg: ServiceConfig;
   requested: boolean;
+  /** What its start, pause or resume waits for now, and since when (the runtime's clock). */
+  wait?: { goal: WaitGoal; since: number };
 }
 
 /** Runs instances as agent-sandbox claims. */
@@ -128,7 +132,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     const cfg = this.#services.find((s) => s.name === spec.service);
     if (!cfg) throw new Error(`no service ${spec.service}`);
     const claimName = spec.session?.claim ?? spec.name;
-    const claim = await this.#createClaim(cfg, spec, claimName);
+    const { claim, created } = await this.#createClaim(cfg, spec, claimName);
     const inst: Instance = { name: spec.name, claim: claimName, uid: claim.metadata.uid, cfg, requested: false };
     this.#instances.set(spec.name, inst);
     this.#byClaim.set(claimName, inst);
@@ -142,15 +146,39 @@ export class KubernetesRuntime implements InstanceRuntime {
       this.#o.log.info({ instance: spec.name, claim: claimName, sandbox: seen.sandbox, podIp }, 'sandbox ready');
       return { name: spec.name, pid: null, incarnation: inst.uid, host: podIp, port: containerPort(cfg) };
     } catch (err) {
-      await this.delete(spec.name).catch(() => {});
+      // A claim this start made goes; one it took over (a returning session's, with its volumes) stays,
+      // for the session's next request or the services' idle policy (service-sync.ts).
+      if (created) await this.delete(spec.name).catch(() => {});
+      else this.#release(inst);
       throw err;
     }
+  }
+
+  /** What the instance's start, pause or resume waits for the cluster to do, as observed now. */
+  waitingOn(name: string): ClusterWait | undefined {
+    const inst = this.#instances.get(name);
+    if (!inst?.wait) return undefined;
+    const claim = this.#claimOf(inst);
+    return describeWait(inst.wait.goal, inst.claim, claim, claim && this.#sandboxOf(claim), inst.wait.since);
   }
 
   async pause(name: string): Promise<void> {
     const inst = this.#mustGet(name);
     const generation = await this.#setMode(inst, 'Suspended');
-    await this.#until(inst, this.#timeout(), 'suspended', (o) => (o.phase === 'suspended' ? o : undefined), generation);
+    try {
+      await this.#until(
+        inst,
+        this.#timeout(),
+        'suspended',
+        (o) => (o.phase === 'suspended' ? o : undefined),
+        generation,
+      );
+    } catch (err) {
+      // Not observed suspended: the gateway takes it as running again, so the cluster must not suspend it
+      // later behind its back (a controller that comes back would). Best effort: the error is the pause's.
+      if (this.#instances.has(name)) await this.#setMode(inst, 'Running').catch(() => {});
+      throw err;
+    }
   }
 
   async resume(name: string): Promise<InstanceAddress> {
@@ -250,7 +278,11 @@ export class KubernetesRuntime implements InstanceRuntime {
   }
 
   /** Creates the claim; a claim of the same session already there (a restart, a second gateway) is taken over. */
-  async #createClaim(cfg: ServiceConfig, spec: InstanceSpec, name: string): Promise<KubeResource> {
+  async #createClaim(
+    cfg: ServiceConfig,
+    spec: InstanceSpec,
+    name: string,
+  ): Promise<{ claim: KubeResource; created: boolean }> {
     const body = claimFor(
       cfg,
       {
@@ -263,7 +295,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     );
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#o.client.create(SANDBOX_CLAIM, this.#o.namespace, body);
+        return { claim: await this.#o.client.create(SANDBOX_CLAIM, this.#o.namespace, body), created: true };
       } catch (err) {
         if (!(err instanceof KubeRequestError) || err.failure !== 'conflict') throw err;
       }
@@ -273,7 +305,7 @@ export class KubernetesRuntime implements InstanceRuntime {
       const ours = labels[LABELS.service] === cfg.name && labels[LABELS.sessionHash] === spec.session?.keyHash;
       if (!ours) throw new Error(`sandboxclaim ${name} exists and belongs to someone else`);
       const old = this.#byClaim.get(name);
-      if (!old && !existing.metadata.deletionTimestamp) return existing;
+      if (!old && !existing.metadata.deletionTimestamp) return { claim: existing, created: false };
       // Our previous instance of this session is still being deleted: wait until it is gone, then create.
       if (attempt >= 1) throw new Error(`sandboxclaim ${name} is still being deleted`);
       await this.#waiters.until(
@@ -299,11 +331,16 @@ export class KubernetesRuntime implements InstanceRuntime {
   #until<T>(
     inst: Instance,
     timeoutMs: number,
-    what: string,
+    what: WaitGoal,
     pick: (o: Observed) => T | undefined,
     minGeneration = 0,
   ): Promise<T> {
-    return this.#waiters.until(
+    const wait = { goal: what, since: this.#o.clock.now() };
+    inst.wait = wait;
+    const done = () => {
+      if (inst.wait === wait) inst.wait = undefined;
+    };
+    const waiting = this.#waiters.until(
       () => {
         if (!this.#instances.has(inst.name)) throw new Error(`instance ${inst.name} is gone`);
         const claim = this.#claimOf(inst);
@@ -318,6 +355,8 @@ export class KubernetesRuntime implements InstanceRuntime {
       timeoutMs,
       `sandbox of ${inst.name} ${what}`,
     );
+    waiting.then(done, done);
+    return waiting;
   }
 
   /** A claim of ours as an observed instance (running or paused), or undefined when it is not bound yet. */
@@ -363,6 +402,16 @@ export class KubernetesRuntime implements InstanceRuntime {
     const inst = this.#byClaim.get(claim.metadata.name);
     // Same name, another uid: ours was deleted and made again by someone else.
     if (inst && inst.uid !== claim.metadata.uid) this.#claimGone(inst.claim, inst.uid);
+    this.#waiters.check();
+  }
+
+  /** Stops managing the instance and leaves its claim to the cluster (an orphan again for `service-sync.ts`). */
+  #release(inst: Instance): void {
+    if (this.#byClaim.get(inst.claim) !== inst) return;
+    this.#byClaim.delete(inst.claim);
+    this.#instances.delete(inst.name);
+    this.#o.log.warn({ instance: inst.name, claim: inst.claim }, 'claim released: its start failed, the claim stays');
+    for (const l of this.#listeners) l(inst.name, { code: null, signal: null, requested: true });
     this.#waiters.check();
   }
 
