@@ -8,13 +8,15 @@
  * `list` = the claims labelled as ours that no instance here owns, `adopt` = rebind an instance to its claim
  * (same uid); a leftover nobody adopts is found again by its session's next request (the claim is named after
  * the session) or reaped by the services' idle policy (`service-sync.ts`), so the gateway never deletes it.
+ * A failed start deletes a claim it made but releases one it took over (a returning session's). `waitingOn`
+ * says what a start, pause or resume waits for the cluster to do (`wait-reason.ts`), for the gateway's
+ * request deadline and admin API.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
 import type { ServiceConfig } from '../../gateway/services/service-config.ts';
 import { SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
-import { KubeRequestError } from '../../kube/errors.ts';
 import { type Informer, startInformer } from '../../kube/informer.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
@@ -29,8 +31,9 @@ import type {
   ObservedInstance,
   StartedInstance,
 } from '../runtime.ts';
+import { createOrTakeOver } from './claim-create.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
-import { type Observed, observe } from './observed.ts';
+import { type Observed, observe, observedInstance } from './observed.ts';
 import { ServiceSync } from './service-sync.ts';
 import { describeWait, type WaitGoal } from './wait-reason.ts';
 import { Waiters } from './waiters.ts';
@@ -132,7 +135,27 @@ export class KubernetesRuntime implements InstanceRuntime {
     const cfg = this.#services.find((s) => s.name === spec.service);
     if (!cfg) throw new Error(`no service ${spec.service}`);
     const claimName = spec.session?.claim ?? spec.name;
-    const { claim, created } = await this.#createClaim(cfg, spec, claimName);
+    const { claim, created } = await createOrTakeOver({
+      client: this.#o.client,
+      namespace: this.#o.namespace,
+      body: claimFor(
+        cfg,
+        {
+          name: claimName,
+          instance: spec.name,
+          sessionHash: spec.session?.keyHash,
+          shutdownAt: spec.session?.expiresAt ?? undefined,
+        },
+        this.#o,
+      ),
+      held: () => this.#byClaim.has(claimName),
+      released: () =>
+        this.#waiters.until(
+          () => (this.#byClaim.has(claimName) ? undefined : true),
+          this.#timeout(),
+          `old claim ${claimName}`,
+        ),
+    });
     const inst: Instance = { name: spec.name, claim: claimName, uid: claim.metadata.uid, cfg, requested: false };
     this.#instances.set(spec.name, inst);
     this.#byClaim.set(claimName, inst);
@@ -277,45 +300,6 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#waiters.rejectAll(new Error('runtime is closed'));
   }
 
-  /** Creates the claim; a claim of the same session already there (a restart, a second gateway) is taken over. */
-  async #createClaim(
-    cfg: ServiceConfig,
-    spec: InstanceSpec,
-    name: string,
-  ): Promise<{ claim: KubeResource; created: boolean }> {
-    const body = claimFor(
-      cfg,
-      {
-        name,
-        instance: spec.name,
-        sessionHash: spec.session?.keyHash,
-        shutdownAt: spec.session?.expiresAt ?? undefined,
-      },
-      this.#o,
-    );
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return { claim: await this.#o.client.create(SANDBOX_CLAIM, this.#o.namespace, body), created: true };
-      } catch (err) {
-        if (!(err instanceof KubeRequestError) || err.failure !== 'conflict') throw err;
-      }
-      const existing = await this.#o.client.get(SANDBOX_CLAIM, this.#o.namespace, name);
-      if (!existing) continue; // deleted meanwhile: create again
-      const labels = existing.metadata.labels ?? {};
-      const ours = labels[LABELS.service] === cfg.name && labels[LABELS.sessionHash] === spec.session?.keyHash;
-      if (!ours) throw new Error(`sandboxclaim ${name} exists and belongs to someone else`);
-      const old = this.#byClaim.get(name);
-      if (!old && !existing.metadata.deletionTimestamp) return { claim: existing, created: false };
-      // Our previous instance of this session is still being deleted: wait until it is gone, then create.
-      if (attempt >= 1) throw new Error(`sandboxclaim ${name} is still being deleted`);
-      await this.#waiters.until(
-        () => (this.#byClaim.has(name) ? undefined : true),
-        this.#timeout(),
-        `old claim ${name}`,
-      );
-    }
-  }
-
   async #setMode(inst: Instance, mode: 'Running' | 'Suspended'): Promise<number> {
     const claim = this.#claimOf(inst) ?? (await this.#o.client.get(SANDBOX_CLAIM, this.#o.namespace, inst.claim));
     const sandbox = claim ? observe(claim, undefined) : undefined;
@@ -361,21 +345,8 @@ export class KubernetesRuntime implements InstanceRuntime {
 
   /** A claim of ours as an observed instance (running or paused), or undefined when it is not bound yet. */
   #observed(claim: KubeResource): ObservedInstance | undefined {
-    const labels = claim.metadata.labels ?? {};
-    const cfg = this.#services.find((s) => s.name === labels[LABELS.service]);
-    if (!cfg) return undefined;
-    const o = observe(claim, this.#sandboxOf(claim));
-    if (o.phase === 'unbound' || o.phase === 'starting') return undefined;
-    return {
-      name: labels[LABELS.instance] ?? claim.metadata.name,
-      service: cfg.name,
-      pid: null,
-      incarnation: claim.metadata.uid,
-      // A suspended sandbox has no pod: its address comes with the resume.
-      host: o.phase === 'ready' ? o.podIp : '',
-      port: containerPort(cfg),
-      state: o.phase === 'ready' ? 'running' : 'paused',
-    };
+    const cfg = this.#services.find((s) => s.name === claim.metadata.labels?.[LABELS.service]);
+    return cfg && observedInstance(claim, this.#sandboxOf(claim), cfg.name, containerPort(cfg));
   }
 
   #claimOf(inst: Instance): KubeResource | undefined {

@@ -6,6 +6,8 @@
  * patch just sent is never mistaken for done. Used by `kubernetes-runtime.ts` to wait by watch.
  */
 import type { KubeCondition, KubeResource } from '../../kube/types.ts';
+import type { ObservedInstance } from '../runtime.ts';
+import { LABELS } from './objects.ts';
 
 /** The annotation agent-sandbox puts on a claim naming its Sandbox. */
 export const SANDBOX_NAME_ANNOTATION = 'agents.x-k8s.io/sandbox-name';
@@ -58,4 +60,27 @@ export function observe(claim: KubeResource, sandbox: KubeResource | undefined):
   const podIp = Array.isArray(ips) && typeof ips[0] === 'string' ? ips[0] : undefined;
   if (ready?.status === 'True' && podIp) return { phase: 'ready', sandbox: name, podIp };
   return { phase: 'starting', sandbox: name, reason: ready?.reason ?? 'not ready' };
+}
+
+/**
+ * A claim of service `service` as the runtime lists it: running (at its pod IP) or paused (Suspended, no pod:
+ * its address comes with the resume); undefined while not bound or still starting.
+ */
+export function observedInstance(
+  claim: KubeResource,
+  sandbox: KubeResource | undefined,
+  service: string,
+  port: number,
+): ObservedInstance | undefined {
+  const o = observe(claim, sandbox);
+  if (o.phase === 'unbound' || o.phase === 'starting') return undefined;
+  return {
+    name: claim.metadata.labels?.[LABELS.instance] ?? claim.metadata.name,
+    service,
+    pid: null,
+    incarnation: claim.metadata.uid,
+    host: o.phase === 'ready' ? o.podIp : '',
+    port,
+    state: o.phase === 'ready' ? 'running' : 'paused',
+  };
 }
