@@ -52,6 +52,16 @@ export function durationFlag(flag: string, text: string): number {
 }
 
 /**
+ * A duration flag that must be more than zero, in ms.
+ * @throws {CliError} exit 2 naming the flag
+ */
+export function positiveDurationFlag(flag: string, text: string): number {
+  const ms = durationFlag(flag, text);
+  if (!(ms > 0)) throw new CliError(`${flag}: must be more than 0, got '${text.slice(0, SHOWN)}'`, EXIT.usage);
+  return ms;
+}
+
+/**
  * Runs a check that throws a plain Error and makes its failure a usage error (exit 2).
  * @param flag put before the message unless the message starts with a flag already
  */

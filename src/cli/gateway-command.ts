@@ -13,7 +13,7 @@ import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { CliError, EXIT } from './api-client.ts';
 import { banner, printBanner } from './banner.ts';
-import { countFlag, durationFlag, portFlag, positiveFlag, usage } from './flag-values.ts';
+import { countFlag, durationFlag, portFlag, positiveDurationFlag, positiveFlag, usage } from './flag-values.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -52,6 +52,7 @@ interface GatewayFlags {
   sandboxServiceAccount: string;
   memoryNamespace: string;
   kubernetesTimeout: string;
+  clusterWaitTimeout?: string;
 }
 
 /** Registers `tether gateway`. */
@@ -116,6 +117,11 @@ export function registerGatewayCommand(program: Command): void {
     .option('--sandbox-service-account <name>', 'kubernetes: service account of sandbox pods', 'tether-sandbox')
     .option('--memory-namespace <ns>', 'kubernetes: namespace of the memory server (sandbox egress)', 'tether')
     .option('--kubernetes-timeout <duration>', 'kubernetes: timeout of each API call', '5s')
+    .option(
+      '--cluster-wait-timeout <duration>',
+      'kubernetes: longest a request waits on the cluster (claim bound, sandbox Ready, resume) before 503 + Retry-After (TETHER_CLUSTER_WAIT_TIMEOUT; default: --queue-timeout)',
+      process.env.TETHER_CLUSTER_WAIT_TIMEOUT || undefined,
+    )
     .addOption(logFormatOption())
     .action(async (flags: GatewayFlags) => {
       // Every flag value is checked before anything is written or connected: a bad one exits 2 (usage).
@@ -149,6 +155,8 @@ export function registerGatewayCommand(program: Command): void {
         domain: flags.domain,
         queueTimeoutMs: values.queueTimeoutMs,
         startTimeoutMs: values.startTimeoutMs,
+        // Only the Kubernetes runtime waits on a cluster; a local instance's start is bounded by --start-timeout.
+        clusterWaitMs: kube ? values.clusterWaitMs : undefined,
         proxyTimeoutMs: values.proxyTimeoutMs,
         stateDir: flags.stateDir,
         maxInstances: values.maxInstances,
@@ -192,6 +200,7 @@ function gatewayFlagValues(flags: GatewayFlags) {
     adminPort: portFlag('--admin-port', flags.adminPort),
     queueTimeoutMs: durationFlag('--queue-timeout', flags.queueTimeout),
     startTimeoutMs: durationFlag('--start-timeout', flags.startTimeout),
+    clusterWaitMs: positiveDurationFlag('--cluster-wait-timeout', flags.clusterWaitTimeout ?? flags.queueTimeout),
     proxyTimeoutMs: durationFlag('--proxy-timeout', flags.proxyTimeout),
     maxInstances: positiveFlag('--max-instances', flags.maxInstances),
     newSessionsPerMinute: countFlag('--new-sessions-per-minute', flags.newSessionsPerMinute),

@@ -1,7 +1,8 @@
 /**
  * `tether gateway --runtime kubernetes` as a process against the API double (with its agent-sandbox
  * controllers): it makes the service's SandboxTemplate and SandboxWarmPool, serves a session from a claim,
- * refuses a manifest without an image, and on SIGTERM exits 0 leaving the claim for the next gateway.
+ * refuses a manifest without an image, answers 503 + Retry-After at its cluster-wait deadline while the
+ * controllers are down, and on SIGTERM exits 0 leaving the claim for the next gateway.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -23,12 +24,13 @@ before(async () => {
 });
 after(() => kube.close());
 
-function runCli(args: string[]) {
+function runCli(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'gateway', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
+      ...env,
       TETHER_LOG_LEVEL: 'info',
       TETHER_CLAIM_SECRET: 'c'.repeat(64),
       TETHER_SESSION_SECRET: 's'.repeat(64),
@@ -85,6 +87,43 @@ describe('tether gateway --runtime kubernetes (command line)', () => {
     const [code] = await once(run.child, 'exit');
     assert.equal(code, 0);
     assert.equal(kube.store.list(SANDBOX_CLAIM, { namespace: 'agents' }).length, 1);
+  });
+
+  it('gives 503 + Retry-After at TETHER_CLUSTER_WAIT_TIMEOUT while the controllers are down, naming the claim in its log', async (t) => {
+    const file = await writeManifest(t, kubeServiceYaml('cliwait', {}));
+    const run = runCli(kubeArgs(file), { TETHER_CLUSTER_WAIT_TIMEOUT: '1s' });
+    t.after(() => run.child.kill('SIGKILL'));
+    const line = await waitFor(
+      'listening line',
+      () =>
+        run
+          .out()
+          .split('\n')
+          .find((l) => l.includes('gateway listening')),
+      { timeoutMs: 20_000 },
+    );
+    const { publicUrl } = JSON.parse(line) as { publicUrl: string };
+    kube.controller!.halt();
+    try {
+      const r = await send(publicUrl, { host: 'cliwait.default.example.com', headers: { cookie: 'app=w1' } });
+      assert.equal(r.status, 503, r.body);
+      assert.match(String(r.headers['retry-after']), /^\d+$/);
+      await waitFor(
+        'the log line',
+        () => /claim cliwait-[0-9a-f]{32} not bound after 1 s/.test(run.out()) || undefined,
+      );
+    } finally {
+      kube.controller!.proceed();
+    }
+    run.child.kill('SIGTERM');
+    await once(run.child, 'exit');
+  });
+
+  it('refuses a --cluster-wait-timeout of 0 before anything else, naming the flag', async () => {
+    const run = runCli(['--services', 'x.yaml', '--cluster-wait-timeout', '0s']);
+    const [code] = await once(run.child, 'exit');
+    assert.notEqual(code, 0);
+    assert.match(run.err(), /--cluster-wait-timeout: must be more than 0/);
   });
 
   it('refuses a service without an image, naming the field, before serving', async (t) => {
