@@ -1,7 +1,8 @@
 /**
  * Every request that waits on the cluster has a deadline: with the double's agent-sandbox controllers halted
  * (the API server answers, pods go on, nothing binds, starts, suspends or resumes), a new session, a resume
- * from Suspended and a returning session's claim after a gateway restart each get 503 + Retry-After at the
+ * from Suspended, a request behind a pause in flight and a returning session's claim after a gateway restart
+ * each get 503 + Retry-After at the
  * deadline, the log names what the cluster did not do, the admin API shows the instance waiting and why, and
  * each is served once the controllers run again (the returning session on its own claim, never deleted).
  * The start and resume timeouts are a minute here, so a 503 can only come from the 1 s deadline.
@@ -129,6 +130,29 @@ describe('Kubernetes runtime: a deadline on every wait for the cluster', () => {
       claimsOf(kube, 'dl-res').map((c) => c.metadata.uid),
       [claim?.metadata.uid],
     );
+  });
+
+  it('answers 503 + Retry-After to a request behind a pause the cluster never carries out, then serves it', async (t) => {
+    const { options } = withLog();
+    const k = await startKubeGateway(t, kube, pauseYaml('dl-mid'), options);
+    const first = await served(k.gw, 'dl-mid', 'app=m1');
+    assert.equal(first.status, 200, first.body);
+    const [claim] = claimsOf(kube, 'dl-mid');
+    const sandbox = claim?.metadata.annotations?.['agents.x-k8s.io/sandbox-name'] ?? '';
+    kube.controller!.halt();
+    try {
+      k.clock.advance(31_000);
+      k.gw.reconcile();
+      await untilStore(kube, 'the pause asked for', () =>
+        kube.store.get(SANDBOX, NS, sandbox)?.spec?.operatingMode === 'Suspended' ? true : undefined,
+      );
+      assertDeadline503(await get(k.gw, 'dl-mid', 'app=m1'));
+      assert.match((await waitingOf(k.gw, 'dl-mid'))?.waiting_on?.what ?? '', /operatingMode Suspended not observed/);
+    } finally {
+      kube.controller!.proceed();
+    }
+    const r = await served(k.gw, 'dl-mid', 'app=m1');
+    assert.equal(r.status, 200, r.body);
   });
 
   it('answers a returning session 503 + Retry-After while its Suspended claim does not resume, and keeps the claim', async (t) => {
