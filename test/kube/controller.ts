@@ -4,7 +4,8 @@
  * level-based like the real ones: a SandboxWarmPool keeps `replicas` Sandboxes made from its template; a
  * SandboxClaim adopts a Ready pool Sandbox (controller reference moves to the claim) or gets a new one;
  * a Sandbox in `Running` has a Pod (a local process, `kubelet.ts`), in `Suspended` none; conditions
- * `Ready`/`Suspended` carry `observedGeneration`; dependents of a deleted owner are deleted.
+ * `Ready`/`Suspended` carry `observedGeneration`; dependents of a deleted owner are deleted. `halt()` stops
+ * reconciling (the controller down, the API server and pods going on) until `proceed()`.
  */
 import {
   apiVersionOf,

@@ -2,8 +2,9 @@
  * @module
  * An HTTPS double of the Kubernetes API server for tests: TokenReview and the objects of `rest.ts` (Pod,
  * Sandbox, SandboxClaim, SandboxWarmPool, SandboxTemplate) in the real wire format, two users (the memory
- * server's and the gateway's token, each with its Role from `rbac.ts`), latency and outages, call counting,
- * and optionally the agent-sandbox controllers (`controller.ts`). Writes kubeconfigs for @kubernetes/client-node.
+ * server's and the gateway's token, each with its Role from `rbac.ts`), latency and outages, call counting
+ * (with each write's body), CRD defaults and pruning on every write (`crd-schemas.ts`), and optionally the
+ * agent-sandbox controllers (`controller.ts`; `controller.halt()` stops them, the API server going on). Writes kubeconfigs for @kubernetes/client-node.
  * Start it with `startKubeDouble()`, `close()` it after. Object and token control comes from `FakeCluster`.
  */
 import { randomBytes } from 'node:crypto';
