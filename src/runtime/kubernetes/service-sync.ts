@@ -6,7 +6,8 @@
  * in never cause a write), objects of removed services are deleted, claim deletions that failed are retried,
  * and claims no instance owns (left by an earlier gateway, their session not back) follow the service's idle
  * policy: deleted (delete mode) or suspended (pause mode) after `session-timeout`. A pass over unchanged
- * manifests reads two lists and writes nothing.
+ * manifests reads two lists and writes nothing; a field the server does not keep (an older CRD prunes it) is
+ * patched once and logged, not every pass.
  */
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
@@ -48,6 +49,8 @@ export class ServiceSync {
   readonly #orphanSince = new Map<string, number>();
   readonly #suspended = new Set<string>();
   readonly #toDelete = new Map<string, string>(); // claim -> uid
+  /** `<plural>/<name>` -> the wanted labels + spec (JSON) a patch did not make stick. */
+  readonly #unkept = new Map<string, string>();
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
   #backoffMs = 1000;
@@ -212,7 +215,19 @@ export class ServiceSync {
     }
     const patch = ownedPatch(have, want);
     if (patch === undefined) return;
-    await client.patch(type, namespace, name, patch);
-    this.#o.log.info({ kind: type.kind, name, fields: Object.keys(patch.spec ?? {}) }, 'updated to the manifest');
+    const key = `${type.plural}/${name}`;
+    const wanted = JSON.stringify([want.metadata.labels, want.spec]);
+    if (this.#unkept.get(key) === wanted) return; // told once: the server does not keep it
+    const fields = Object.keys(patch.spec ?? {});
+    const stored = await client.patch(type, namespace, name, patch);
+    this.#o.log.info({ kind: type.kind, name, fields }, 'updated to the manifest');
+    // A field the server prunes (a CRD older than the gateway) would be patched again every pass, forever.
+    if (stored && ownedPatch(stored, want) !== undefined) {
+      this.#unkept.set(key, wanted);
+      this.#o.log.warn(
+        { kind: type.kind, name, fields },
+        'the API server did not keep what the gateway wrote (pruned by an older CRD?); not patched again until the manifest changes',
+      );
+    } else this.#unkept.delete(key);
   }
 }

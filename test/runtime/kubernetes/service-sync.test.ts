@@ -1,17 +1,18 @@
 /**
  * The Kubernetes runtime's resync against the API double, which fills in the CRDs' defaults as a real API
  * server does: a pass over unchanged manifests writes nothing (requests counted by verb), a manifest change
- * sends exactly one patch holding what changed (a field the manifest dropped is removed), and fields only the
- * server or another writer set are left alone.
+ * sends exactly one patch holding what changed (a field the manifest dropped is removed), fields only the
+ * server or another writer set are left alone, and a field the server does not keep is patched once, not forever.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../src/common/clock.ts';
-import { silentLogger } from '../../../src/common/log.ts';
+import { createLogger, type Logger, silentLogger } from '../../../src/common/log.ts';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
 import { SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../src/kube/agent-sandbox.ts';
 import { loadKubeConfig } from '../../../src/kube/client.ts';
-import { createObjectClient } from '../../../src/kube/object-client.ts';
+import { createObjectClient, type ObjectClient } from '../../../src/kube/object-client.ts';
+import type { KubeResource } from '../../../src/kube/types.ts';
 import { KubernetesRuntime } from '../../../src/runtime/kubernetes/kubernetes-runtime.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
 import { kubeServiceYaml } from './helpers.ts';
@@ -28,15 +29,25 @@ const writes = () => kube.calls.filter((c) => WRITE_VERBS.has(c.verb));
 const probe = '          readinessProbe:\n            httpGet:\n              path: /ready\n';
 const parse = (yaml: string) => parseManifestText(yaml, '/tmp/sync.yaml', { runtime: 'kubernetes' });
 
-/** A runtime whose resync runs only when the test asks (`resyncNow`), closed after the test. */
-async function startRuntime(t: { after: (fn: () => Promise<void>) => void }, yaml: string) {
+/**
+ * A runtime whose resync runs only when the test asks (`resyncNow`), closed after the test.
+ * @param wrap changes the object client (a server that prunes what the gateway sends)
+ */
+async function startRuntime(
+  t: { after: (fn: () => Promise<void>) => void },
+  yaml: string,
+  {
+    wrap = (c: ObjectClient) => c,
+    log = silentLogger(),
+  }: { wrap?: (c: ObjectClient) => ObjectClient; log?: Logger } = {},
+) {
   const kubeconfig = loadKubeConfig({ kubeconfig: kube.gatewayKubeconfigPath });
   const runtime = new KubernetesRuntime({
     kubeconfig,
-    client: createObjectClient(kubeconfig, 5000),
+    client: wrap(createObjectClient(kubeconfig, 5000)),
     namespace: NS,
     services: parse(yaml),
-    log: silentLogger(),
+    log,
     clock: new ManualClock(Date.now()),
     resyncMs: 3_600_000,
   });
@@ -102,5 +113,33 @@ describe('Kubernetes runtime resync', () => {
     await runtime.resyncNow();
     assert.deepEqual(writes(), []);
     assert.deepEqual(kube.store.get(SANDBOX_WARM_POOL, NS, 'shared')?.spec?.updateStrategy, { type: 'Recreate' });
+  });
+
+  it('patches once, then warns, when the server does not keep a field the gateway writes (an older CRD)', async (t) => {
+    // A server whose template CRD has no `networkPolicy`: it drops it from everything it returns.
+    const prune = (o: KubeResource | null) => {
+      if (o?.kind !== 'SandboxTemplate' || !o.spec) return o;
+      const { networkPolicy: _, ...spec } = o.spec;
+      return { ...o, spec };
+    };
+    const older = (c: ObjectClient): ObjectClient => ({
+      ...c,
+      get: async (...a) => prune(await c.get(...a)),
+      list: async (...a) => {
+        const l = await c.list(...a);
+        return { ...l, items: l.items.map((o) => prune(o)!) };
+      },
+      patch: async (...a) => prune(await c.patch(...a)),
+    });
+    const lines: { level: number; msg: string }[] = [];
+    const log = createLogger({ format: 'json', destination: { write: (l: string) => lines.push(JSON.parse(l)) } });
+    const runtime = await startRuntime(t, kubeServiceYaml('older', {}), { wrap: older, log });
+    kube.resetCalls();
+    for (let i = 0; i < 3; i++) await runtime.resyncNow();
+    assert.deepEqual(
+      writes().map((c) => `${c.verb} ${c.resource}/${c.name}`),
+      ['patch sandboxtemplates/older'],
+    );
+    assert.ok(lines.some((l) => l.level === 40 && /did not keep what the gateway wrote/.test(l.msg)));
   });
 });
