@@ -47,6 +47,8 @@ export interface GatewayCoreOptions {
   gatewayId?: string;
   /** New sessions per client address per minute (0 = no limit). @default 0 */
   newSessionsPerMinute?: number;
+  /** Percent of a service's capacity one client address keeps while others wait (address-share.ts). @default 50 */
+  addressShare?: number;
   /** Binding listeners. */
   events?: SessionEvents;
 }
@@ -175,6 +177,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
     maxQueue: o.maxQueue ?? 1000,
     poke,
     limit: new NewSessionLimit(o.clock, o.newSessionsPerMinute ?? 0),
+    addressSharePercent: o.addressShare,
   });
   const core: GatewayCore = {
     services,

@@ -101,6 +101,12 @@ export interface GatewayOptions {
    * socket's, or X-Forwarded-For's when the socket is one of `trustedProxies`. @default 60
    */
   newSessionsPerMinute?: number;
+  /**
+   * Percent (1-100) of a service's capacity (target × max-scale, or × `maxInstances` without max-scale) one
+   * client address keeps while another address waits for the service: beyond it, its sessions give way
+   * (address-share.ts). 100 = no share. The address is found as for `newSessionsPerMinute`. @default 50
+   */
+  addressShare?: number;
   /** Listeners of session bindings (bound / ended). */
   events?: SessionEvents;
   /**
@@ -176,6 +182,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     gatewayId,
     events: options.events,
     newSessionsPerMinute: options.newSessionsPerMinute ?? 60,
+    addressShare: options.addressShare ?? 50,
     services: configs,
     domain: options.domain ?? 'example.com',
     runtime,
