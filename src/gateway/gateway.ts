@@ -29,6 +29,7 @@ import { checkUnique, loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { sessionKeyPolicy } from './session-key.ts';
 import type { SessionEvents } from './session-table.ts';
+import { writeBack } from './write-back.ts';
 
 /** Options of `startGateway`. */
 export interface GatewayOptions {
@@ -176,7 +177,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       stateDir: options.stateDir,
       isolation: options.isolation,
     });
-  const store = options.sessionStore ?? new MemorySessionStore(options.clock);
+  const store: SessionStore = options.sessionStore ?? new MemorySessionStore(options.clock);
   const gatewayId = options.gatewayId ?? 'gateway';
   const core = createGatewayCore({
     gatewayId,
@@ -260,6 +261,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (stopping) return false;
     const t0 = performance.now();
     const r = await rehydrate(core, { store, runtime, log, gatewayId });
+    // From now on this gateway's table is what the store must hold: written back if the store loses it.
+    store.onDataLost?.(async () => {
+      if (!stopping) await writeBack(core, { store, gatewayId, log });
+    });
     core.hydrated = true;
     scheduler.serving = true;
     log.info({ ...r, ms: Math.round(performance.now() - t0) }, 'session store read');

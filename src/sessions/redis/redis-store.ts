@@ -8,7 +8,8 @@
  * (write-queue.ts) and flushed when the connection is back; ioredis reconnects with back-off by itself. Redis
  * alive but silent (SIGSTOP, a hung host): every command has a deadline (`commandTimeoutMs`); the first one
  * missed counts as down and drops the connection, so later calls fail at once until a new one is ready; a bind
- * that got no answer is undone when Redis answers again (it may have been made).
+ * that got no answer is undone when Redis answers again (it may have been made). Redis back but empty
+ * (restarted without persistence, flushed): a marker key tells (data-marker.ts), and `onDataLost` writes back.
  * Standalone Redis only (the scripts build member keys, which Redis Cluster does not allow).
  */
 import { readFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import {
   type SessionStore,
 } from '../session-store.ts';
 import { instanceFields, patchFields, sessionFields, toInstance, toSession } from './codec.ts';
+import { DataMarker } from './data-marker.ts';
 import type { RedisTarget } from './redis-url.ts';
 import { WriteQueue } from './write-queue.ts';
 
@@ -40,6 +42,8 @@ export interface RedisStoreOptions {
   maxBackoffMs?: number;
   /** Deadline of every Redis command (ms): past it the call fails with 503 and Redis counts as down. @default 2000 */
   commandTimeoutMs?: number;
+  /** How often the data marker is read (ms), besides at every new connection. @default 1000 */
+  markerCheckMs?: number;
 }
 
 const script = (name: string) => readFileSync(join(import.meta.dirname, name), 'utf8');
@@ -64,6 +68,8 @@ export class RedisSessionStore implements SessionStore {
   readonly #ready: Promise<void>;
   #closed: Promise<void> | undefined;
   #down = false;
+  readonly #marker: DataMarker;
+  readonly #markerTimer: NodeJS.Timeout;
 
   constructor(o: RedisStoreOptions) {
     this.#p = o.prefix ?? 'tether:';
@@ -105,12 +111,32 @@ export class RedisSessionStore implements SessionStore {
       if (!this.#down) this.#log.warn({ err: err.message }, 'session store unreachable, reconnecting');
       this.#down = true;
     });
+    this.#marker = new DataMarker(
+      {
+        get: (key) => this.#call(() => redis.get(key)),
+        setIfAbsent: async (key, value) => (await this.#call(() => redis.set(key, value, 'NX'))) === 'OK',
+      },
+      `${this.#p}marker`,
+      this.#log,
+    );
+    const checkMarker = () => {
+      if (!this.#down && redis.status === 'ready') {
+        this.#marker.check().catch((err: unknown) => {
+          this.#log.debug({ err: (err as Error).message }, 'session store marker not read');
+        });
+      }
+    };
+    this.#markerTimer = setInterval(checkMarker, o.markerCheckMs ?? 1000);
+    this.#markerTimer.unref();
     redis.on('ready', () => {
       if (this.#down) this.#log.info({ queued: this.#queue.size }, 'session store reachable again');
       this.#down = false;
-      void this.#queue.flush().then((n) => {
-        if (n > 0) this.#log.info({ writes: n }, 'queued session store writes written back');
-      });
+      void this.#queue
+        .flush()
+        .then((n) => {
+          if (n > 0) this.#log.info({ writes: n }, 'queued session store writes written back');
+        })
+        .finally(checkMarker);
     });
     // The first connection is retried by the strategy above; connect() itself rejects on the first failure.
     this.#ready = new Promise<void>((resolve, reject) => {
@@ -123,6 +149,10 @@ export class RedisSessionStore implements SessionStore {
 
   ready(): Promise<void> {
     return this.#ready;
+  }
+
+  onDataLost(restore: () => Promise<void>): void {
+    this.#marker.onLost(restore);
   }
 
   async bind(record: SessionRecord, target: number): Promise<BindResult> {
@@ -250,6 +280,11 @@ export class RedisSessionStore implements SessionStore {
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
+  /** The data marker this store saw last (data-marker.ts); undefined before its first look. Tests read it. */
+  get dataMarker(): string | null | undefined {
+    return this.#marker.seen;
+  }
+
   /** Writes still queued (Redis was down); the tests and the admin API read it. */
   get queuedWrites(): number {
     return this.#queue.size;
@@ -257,6 +292,7 @@ export class RedisSessionStore implements SessionStore {
 
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      clearInterval(this.#markerTimer);
       if (this.#queue.size > 0 && !this.#down) await this.#queue.flush();
       if (this.#queue.size > 0) this.#log.warn({ writes: this.#queue.size }, 'session store closed with writes queued');
       try {
