@@ -247,6 +247,14 @@ export class Scheduler {
     return addressShare(svc, this.#o.pool.maxInstances, this.#o.addressSharePercent ?? 50);
   }
 
+  /** For a timed-out waiter whose address holds its share already: says so (it was served after the others). */
+  #atShare(svc: ServiceState, client: string | undefined): string {
+    const share = this.#share(svc);
+    const held = client === undefined ? 0 : (svc.clients.get(client) ?? 0);
+    if (share === Number.POSITIVE_INFINITY || held < share || svc.clients.size < 2) return '';
+    return `; this address holds ${held} live sessions of ${svc.config.name}, its share while other addresses wait is ${share}`;
+  }
+
   /**
    * A new session of an address under its share waits (it is queued): one session of the address furthest beyond
    * its share ends (its WebSockets are closed) so the freed slot goes to a waiter under its share — unless
@@ -309,7 +317,7 @@ export class Scheduler {
         waiter.reject(
           unavailable(
             `no instance of ${svc.config.name} became free within ${timeoutMs} ms ` +
-              `(max-scale ${svc.config.maxScale}, max-instances ${this.#o.pool.maxInstances})`,
+              `(max-scale ${svc.config.maxScale}, max-instances ${this.#o.pool.maxInstances})${this.#atShare(svc, client)}`,
             Math.min(5, Math.max(1, Math.ceil(timeoutMs / 1000))),
           ),
         );

@@ -93,7 +93,7 @@ describe('address share: live sessions of a service per client address', () => {
   });
 
   it('serves a waiter under its share before an earlier waiter of the address beyond it', async () => {
-    const setup = setupCore(FOUR);
+    const setup = setupCore(FOUR, { queueTimeoutMs: 2000 });
     const { core, svc } = setup;
     await hold(setup, '10.0.0.2', 4);
     const own = core.scheduler.acquire(svc, 'own', new AbortController().signal, '10.0.0.2');
@@ -101,8 +101,7 @@ describe('address share: live sessions of a service per client address', () => {
     assert.equal(other.live, true);
     assert.equal(svc.queue.length, 1, 'the address beyond its share still waits');
     assert.equal(svc.queue[0]?.key, 'own');
-    core.stop();
-    await assert.rejects(own);
+    await assert.rejects(own, /this address holds 3 live sessions of svc, its share while other addresses wait is 2/);
   });
 
   it('closes the WebSockets of a session that gives way on an instance other sessions keep', async () => {
