@@ -44,6 +44,17 @@ export function positiveFlag(flag: string, text: string): number {
 }
 
 /**
+ * A whole percentage, 1-100.
+ * @throws {CliError} exit 2
+ */
+export function percentFlag(flag: string, text: string): number {
+  if (!/^\d{1,3}$/.test(text) || Number(text) < 1 || Number(text) > 100) {
+    throw new CliError(`${flag}: must be a whole percentage 1-100, got '${text.slice(0, SHOWN)}'`, EXIT.usage);
+  }
+  return Number(text);
+}
+
+/**
  * A duration such as `30s`, `5m`, `1h30m` (common/durations.ts), in ms.
  * @throws {CliError} exit 2
  */

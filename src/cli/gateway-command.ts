@@ -13,7 +13,7 @@ import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { CliError, EXIT } from './api-client.ts';
 import { banner, printBanner } from './banner.ts';
-import { countFlag, durationFlag, portFlag, positiveDurationFlag, positiveFlag, usage } from './flag-values.ts';
+import { countFlag, durationFlag, percentFlag, portFlag, positiveDurationFlag, positiveFlag, usage } from './flag-values.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -33,6 +33,7 @@ interface GatewayFlags {
   redisPrefix: string;
   gatewayId?: string;
   newSessionsPerMinute: string;
+  addressShare: string;
   host: string;
   startTimeout: string;
   proxyTimeout: string;
@@ -90,6 +91,11 @@ export function registerGatewayCommand(program: Command): void {
       '--new-sessions-per-minute <n>',
       'new sessions per client address per minute, then 429 + Retry-After (0 = no limit; behind --trusted-proxies the address is from X-Forwarded-For)',
       '60',
+    )
+    .option(
+      '--address-share <percent>',
+      "percent of a service's capacity one client address keeps while other addresses wait for it; beyond it its sessions give way (100 = no share)",
+      '50',
     )
     .option(
       '--gateway-id <id>',
@@ -169,6 +175,7 @@ export function registerGatewayCommand(program: Command): void {
         sessionStore,
         gatewayId: values.gatewayId,
         newSessionsPerMinute: values.newSessionsPerMinute,
+        addressShare: values.addressShare,
         log,
       });
       await printBanner(
@@ -204,6 +211,7 @@ function gatewayFlagValues(flags: GatewayFlags) {
     proxyTimeoutMs: durationFlag('--proxy-timeout', flags.proxyTimeout),
     maxInstances: positiveFlag('--max-instances', flags.maxInstances),
     newSessionsPerMinute: countFlag('--new-sessions-per-minute', flags.newSessionsPerMinute),
+    addressShare: percentFlag('--address-share', flags.addressShare),
     isolation: usage('--isolation', () => parseIsolationMode(flags.isolation)),
     gatewayId: usage('--gateway-id', () => gatewayIdFromFlags(flags)),
   };

@@ -50,6 +50,8 @@ export interface GatewayCoreOptions {
   gatewayId?: string;
   /** New sessions per client address per minute (0 = no limit). @default 0 */
   newSessionsPerMinute?: number;
+  /** Percent of a service's capacity one client address keeps while others wait (address-share.ts). @default 50 */
+  addressShare?: number;
   /** Binding listeners. */
   events?: SessionEvents;
 }
@@ -182,6 +184,7 @@ export function createGatewayCore(o: GatewayCoreOptions): GatewayCore {
       o.clusterWaitMs === undefined
         ? undefined
         : new ClusterDeadline({ ms: o.clusterWaitMs, runtime: o.runtime, log: o.log }),
+    addressSharePercent: o.addressShare,
   });
   const core: GatewayCore = {
     services,

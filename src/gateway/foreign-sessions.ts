@@ -75,6 +75,8 @@ export class ForeignSessions {
       gateway: rec.gateway,
       fromWarm: false,
       requests: 2,
+      client: null,
+      closers: null,
     };
     cached?.session.instance.upstream?.destroy();
     svc.foreign.set(id, { session, checkedAt: now });

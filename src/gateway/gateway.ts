@@ -29,6 +29,7 @@ import { checkUnique, loadServices } from './services/load-services.ts';
 import type { ServiceConfig } from './services/service-config.ts';
 import { sessionKeyPolicy } from './session-key.ts';
 import type { SessionEvents } from './session-table.ts';
+import { writeBack } from './write-back.ts';
 
 /** Options of `startGateway`. */
 export interface GatewayOptions {
@@ -106,6 +107,12 @@ export interface GatewayOptions {
    * socket's, or X-Forwarded-For's when the socket is one of `trustedProxies`. @default 60
    */
   newSessionsPerMinute?: number;
+  /**
+   * Percent (1-100) of a service's capacity (target × max-scale, or × `maxInstances` without max-scale) one
+   * client address keeps while another address waits for the service: beyond it, its sessions give way
+   * (address-share.ts). 100 = no share. The address is found as for `newSessionsPerMinute`. @default 50
+   */
+  addressShare?: number;
   /** Listeners of session bindings (bound / ended). */
   events?: SessionEvents;
   /**
@@ -175,12 +182,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       stateDir: options.stateDir,
       isolation: options.isolation,
     });
-  const store = options.sessionStore ?? new MemorySessionStore(options.clock);
+  const store: SessionStore = options.sessionStore ?? new MemorySessionStore(options.clock);
   const gatewayId = options.gatewayId ?? 'gateway';
   const core = createGatewayCore({
     gatewayId,
     events: options.events,
     newSessionsPerMinute: options.newSessionsPerMinute ?? 60,
+    addressShare: options.addressShare ?? 50,
     services: configs,
     domain: options.domain ?? 'example.com',
     runtime,
@@ -259,6 +267,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (stopping) return false;
     const t0 = performance.now();
     const r = await rehydrate(core, { store, runtime, log, gatewayId });
+    // From now on this gateway's table is what the store must hold: written back if the store loses it.
+    store.onDataLost?.(async () => {
+      if (!stopping) await writeBack(core, { store, gatewayId, log });
+    });
     core.hydrated = true;
     scheduler.serving = true;
     log.info({ ...r, ms: Math.round(performance.now() - t0) }, 'session store read');

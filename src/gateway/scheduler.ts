@@ -4,7 +4,9 @@
  * takes, in order: a paused warm-pool instance, a free slot (`target` sessions per instance), a new
  * instance (claims and new instances both within `max-scale`, new ones also within the gateway-wide
  * `max-instances`, for which a paused warm instance of another service may be deleted); else it waits in a FIFO queue until a slot frees or the queue timeout
- * (503 + Retry-After). Placement is synchronous, so concurrent requests never share a slot.
+ * (503 + Retry-After). Placement is synchronous, so concurrent requests never share a slot. At a limit, an
+ * instance gives way by the pressure policy (reclaim.ts), or a session of an address beyond its share
+ * (address-share.ts); waiters under their share are served first.
  * Called by the proxy; `drain` runs when an instance goes away and on every reconcile pass.
  */
 import type { Clock } from '../common/clock.ts';
@@ -12,6 +14,7 @@ import { isTetherError, type TetherError, unavailable } from '../common/errors.t
 import { sessionKeyHash } from '../sessions/session-hash.ts';
 import { type SessionStore, sessionId } from '../sessions/session-store.ts';
 import type { ClusterDeadline } from './cluster-deadline.ts';
+import { addressShare, nextWaiter, overShareVictim, underShare, waitersUnderShare } from './address-share.ts';
 import { ForeignSessions } from './foreign-sessions.ts';
 import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -38,12 +41,16 @@ export interface SchedulerOptions {
   limit?: NewSessionLimit;
   /** Bounds a request's wait for its instance to start or resume (503 + Retry-After past it). @default none */
   deadline?: ClusterDeadline;
+  /** `--address-share`: percent of a service's capacity one address keeps while others wait (address-share.ts). @default 50 */
+  addressSharePercent?: number;
 }
 
 /** Session placement and the wait queue. */
 export class Scheduler {
   readonly #o: SchedulerOptions;
   readonly #foreign: ForeignSessions;
+  /** Set by `#place` when it found nothing free: a slot is on its way already. */
+  #relieving = false;
   /** False until the gateway read its session store at start (503 + Retry-After meanwhile). */
   serving = true;
 
@@ -53,6 +60,10 @@ export class Scheduler {
     }
     if (!Number.isInteger(options.maxQueue) || options.maxQueue < 0) {
       throw new Error(`Cannot schedule as 'maxQueue' must be an integer >= 0: got ${options.maxQueue}`);
+    }
+    const share = options.addressSharePercent ?? 50;
+    if (!Number.isInteger(share) || share < 1 || share > 100) {
+      throw new Error(`Cannot schedule as 'addressSharePercent' must be an integer 1-100: got ${share}`);
     }
     this.#o = options;
     this.#foreign = new ForeignSessions(options, wentAway);
@@ -72,7 +83,7 @@ export class Scheduler {
   /**
    * Slow path: resumes, waits for start, places a new session or queues it. Counts the request in flight
    * (the caller must `release`).
-   * @param client the client's address, for the new-sessions-per-minute limit
+   * @param client the client's address, for the new-sessions-per-minute limit and the address share
    * @throws {TetherError} 503 `unavailable` on queue timeout or when the instance never became ready; 429
    * `rate_limited` when `client` starts new sessions faster than the limit
    */
@@ -83,7 +94,7 @@ export class Scheduler {
         this.#known(svc, key) ??
         // Only a durable store is read here: in memory mode placement stays synchronous (queued at once).
         (this.#o.store.durable ? await this.#foreign.find(svc, key, signal) : undefined) ??
-        (await this.#placeOnce(svc, key, signal, attempt === 0 ? client : undefined));
+        (await this.#placeOnce(svc, key, signal, client, attempt === 0));
       this.#hold(s);
       try {
         await s.bound;
@@ -118,14 +129,17 @@ export class Scheduler {
     this.#foreign.touchBusy(svc);
   }
 
-  /** Serves queued waiters while slots are free (FIFO). */
+  /** Serves queued waiters while slots are free (FIFO, those under their address share first). */
   drain(svc: ServiceState): void {
     while (svc.queue.length > 0) {
-      const head = svc.queue[0]!;
-      const s = svc.byKey.get(head.key) ?? this.#place(svc, head.key);
-      if (!s) return;
-      svc.queue.shift();
-      head.resolve(s);
+      const at = nextWaiter(svc, this.#share(svc));
+      const next = svc.queue[at]!;
+      const s = svc.byKey.get(next.key) ?? this.#place(svc, next.key, next.client);
+      if (!s) {
+        if (!this.#relieving) this.#shareFairly(svc, next.client);
+        return;
+      }
+      next.resolve(s); // leaves the queue
     }
   }
 
@@ -150,7 +164,13 @@ export class Scheduler {
     s.lastActive = this.#o.clock.now();
   }
 
-  #placeOnce(svc: ServiceState, key: string, signal: AbortSignal, client: string | undefined): Promise<SessionEntry> {
+  #placeOnce(
+    svc: ServiceState,
+    key: string,
+    signal: AbortSignal,
+    client: string | undefined,
+    first: boolean,
+  ): Promise<SessionEntry> {
     // Placed by a concurrent request of the same key while this one read the store.
     const known = svc.byKey.get(key);
     if (known !== undefined) return Promise.resolve(known);
@@ -158,29 +178,35 @@ export class Scheduler {
     if (!p) {
       // A new session (the requests of one key waiting for one placement count once).
       try {
-        this.#o.limit?.take(client);
+        if (first) this.#o.limit?.take(client);
       } catch (err) {
         return Promise.reject(err);
       }
-      const placed = this.#place(svc, key);
+      const placed = this.#place(svc, key, client);
       if (placed) return Promise.resolve(placed);
       if (svc.queue.length >= this.#o.maxQueue) {
         this.#o.metrics.queueTimeouts.inc({ service: svc.config.name });
         return Promise.reject(unavailable(`the queue of ${svc.config.name} is full (${this.#o.maxQueue} waiting)`, 1));
       }
-      const queued = this.#enqueue(svc, key);
+      const queued = this.#enqueue(svc, key, client);
       svc.placing.set(key, queued);
       const clear = () => {
         if (svc.placing.get(key) === queued) svc.placing.delete(key);
       };
       queued.promise.then(clear, clear);
       p = queued;
+      // Queued first, so that a slot freed for it goes to it.
+      if (!this.#relieving) this.#shareFairly(svc, client);
     }
     return follow(p, signal);
   }
 
-  /** Synchronous placement of a new session, or undefined when nothing is free. */
-  #place(svc: ServiceState, key: string): SessionEntry | undefined {
+  /**
+   * Synchronous placement of a new session, or undefined when nothing is free (then `#relieving` tells whether
+   * a slot is on its way: an instance given up by the pressure policy, or one already leaving).
+   */
+  #place(svc: ServiceState, key: string, client: string | undefined): SessionEntry | undefined {
+    this.#relieving = false;
     const cfg = svc.config;
     // max-scale bounds the instances serving sessions; a claimed warm instance becomes one of them.
     const room = cfg.maxScale === 0 || servingCount(svc) < cfg.maxScale;
@@ -193,15 +219,15 @@ export class Scheduler {
           this.#o.metrics.warmClaims.inc({ service: cfg.name });
           // Refill soon, but after this request: spawning blocks the event loop for a few ms.
           setTimeout(this.#o.poke, 25).unref();
-          return this.#o.table.bind(svc, i, key, true);
+          return this.#o.table.bind(svc, i, key, { fromWarm: true, client });
         }
       } else if (i.state !== 'stopping' && !i.retired && i.sessions.size < cfg.target) {
         if (free === undefined || (free.state !== 'running' && i.state === 'running')) free = i;
       }
     }
-    if (free) return this.#o.table.bind(svc, free, key);
+    if (free) return this.#o.table.bind(svc, free, key, { client });
     if (!room) {
-      this.#reclaim(svc.instances.values(), svc);
+      this.#relieving = this.#reclaim(svc.instances.values(), svc);
       return undefined;
     }
     // max-instances bounds every instance of the gateway; at the cap, a warm one elsewhere may give way.
@@ -215,29 +241,60 @@ export class Scheduler {
               expiresAt: this.#o.table.expiryOf(svc),
             }
           : undefined;
-      return this.#o.table.bind(svc, this.#o.pool.start(svc, false, session), key);
+      return this.#o.table.bind(svc, this.#o.pool.start(svc, false, session), key, { client });
     }
-    if (!this.#o.pool.makeRoom()) this.#reclaim(this.#o.pool.all(), svc);
+    this.#relieving = this.#o.pool.makeRoom() || this.#reclaim(this.#o.pool.all(), svc);
     return undefined;
+  }
+
+  #share(svc: ServiceState): number {
+    return addressShare(svc, this.#o.pool.maxInstances, this.#o.addressSharePercent ?? 50);
+  }
+
+  /** For a timed-out waiter whose address holds its share already: says so (it was served after the others). */
+  #atShare(svc: ServiceState, client: string | undefined): string {
+    const share = this.#share(svc);
+    const held = client === undefined ? 0 : (svc.clients.get(client) ?? 0);
+    if (share === Number.POSITIVE_INFINITY || held < share || svc.clients.size < 2) return '';
+    return `; this address holds ${held} live sessions of ${svc.config.name}, its share while other addresses wait is ${share}`;
+  }
+
+  /**
+   * A new session of an address under its share waits (it is queued): one session of the address furthest beyond
+   * its share ends (its WebSockets are closed) so the freed slot goes to a waiter under its share — unless
+   * enough slots are already on their way (instances stopping) for every such waiter.
+   */
+  #shareFairly(svc: ServiceState, client: string | undefined): void {
+    const share = this.#share(svc);
+    if (!underShare(svc, client, share)) return;
+    let leaving = 0;
+    for (const i of svc.instances.values()) if (i.state === 'stopping') leaving++;
+    if (leaving >= waitersUnderShare(svc, share)) return;
+    const victim = overShareVictim(svc, share);
+    if (victim === undefined) return;
+    this.#o.metrics.reclaims.inc({ service: svc.config.name });
+    this.#o.table.end(victim, 'over_share');
   }
 
   /**
    * At a limit with sessions waiting, ends the sessions of one instance the pressure policy gives up (reclaim.ts):
    * one that never sent a second request first, else the least recently used paused one. Its deletion frees the
    * slot; the queue is drained when it is gone. Nothing is reclaimed while enough instances are already leaving.
+   * @returns false when nothing gave way nor was leaving already
    */
-  #reclaim(candidates: Iterable<InstanceEntry>, svc: ServiceState): void {
+  #reclaim(candidates: Iterable<InstanceEntry>, svc: ServiceState): boolean {
     let leaving = 0;
     for (const i of svc.instances.values()) if (i.state === 'stopping') leaving++;
-    if (leaving > svc.queue.length) return;
+    if (leaving > svc.queue.length) return true;
     const victim = pickReclaim(candidates);
-    if (victim === undefined) return;
+    if (victim === undefined) return false;
     this.#o.metrics.reclaims.inc({ service: victim.service.config.name });
     for (const s of [...victim.sessions]) this.#o.table.end(s, 'reclaimed');
+    return true;
   }
 
   /** Queues one waiter for `key`; its requests follow it with `follow`. */
-  #enqueue(svc: ServiceState, key: string): Placement {
+  #enqueue(svc: ServiceState, key: string, client: string | undefined): Placement {
     let cancel!: () => void;
     const promise = new Promise<SessionEntry>((resolve, reject) => {
       const timeoutMs = this.#o.queueTimeoutMs;
@@ -248,6 +305,7 @@ export class Scheduler {
       };
       const waiter = {
         key,
+        client,
         resolve: (s: SessionEntry) => {
           leave();
           resolve(s);
@@ -263,7 +321,7 @@ export class Scheduler {
         waiter.reject(
           unavailable(
             `no instance of ${svc.config.name} became free within ${timeoutMs} ms ` +
-              `(max-scale ${svc.config.maxScale}, max-instances ${this.#o.pool.maxInstances})`,
+              `(max-scale ${svc.config.maxScale}, max-instances ${this.#o.pool.maxInstances})${this.#atShare(svc, client)}`,
             Math.min(5, Math.max(1, Math.ceil(timeoutMs / 1000))),
           ),
         );

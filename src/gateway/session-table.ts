@@ -17,7 +17,15 @@ import type { GatewayMetrics } from './metrics.ts';
 import { type InstanceEntry, type ServiceState, type SessionEntry, sessionState } from './state.ts';
 
 /** Why a session ended (a metric label). */
-export type EndReason = 'idle' | 'expired' | 'instance_gone' | 'shutdown' | 'reclaimed' | 'service_removed';
+export type EndReason =
+  | 'idle'
+  | 'expired'
+  | 'instance_gone'
+  | 'shutdown'
+  | 'reclaimed'
+  /** Its address held more than its share of the service while another address waited (address-share.ts). */
+  | 'over_share'
+  | 'service_removed';
 
 /** Listeners of binding changes (e.g. `tether up` gives the instance's sandbox to the session's claim). */
 export interface SessionEvents {
@@ -43,6 +51,14 @@ export interface SessionTableOptions {
   claimName: ClaimNamer;
   /** Called after a session ended (a slot may be free: reconcile and drain the queue soon). */
   onEnded: () => void;
+}
+
+/** Options of `SessionTable.bind`. */
+export interface BindOptions {
+  /** The instance was just taken from the warm pool (it goes back there if refused). @default false */
+  fromWarm?: boolean;
+  /** The client address that starts the session (counted per address in `ServiceState.clients`). */
+  client?: string;
 }
 
 /** Thrown (as `bound` rejection) when the store kept another binding: place again. */
@@ -79,9 +95,9 @@ export class SessionTable {
   /**
    * Reserves `inst` for the new session `key` (synchronously) and asks the store to bind it; `entry.bound`
    * settles with the store's answer (rejects with `BindRefused` or 503 when the binding was not made here).
-   * @param fromWarm the instance was just taken from the warm pool (it goes back there if refused)
    */
-  bind(svc: ServiceState, inst: InstanceEntry, key: string, fromWarm = false): SessionEntry {
+  bind(svc: ServiceState, inst: InstanceEntry, key: string, o: BindOptions = {}): SessionEntry {
+    const fromWarm = o.fromWarm ?? false;
     const now = this.#o.clock.now();
     const s: SessionEntry = {
       id: sessionId(key),
@@ -99,6 +115,8 @@ export class SessionTable {
       gateway: this.#o.gatewayId,
       fromWarm,
       requests: 0,
+      client: o.client ?? null,
+      closers: null,
     };
     this.#add(svc, s);
     const record = toRecord(svc, s);
@@ -147,6 +165,8 @@ export class SessionTable {
       gateway: r.gateway,
       fromWarm: false,
       requests: 2,
+      client: null,
+      closers: null,
     };
     this.#add(svc, s);
     this.#o.events?.bound?.(r);
@@ -159,13 +179,17 @@ export class SessionTable {
     svc.byKey.set(key, s);
   }
 
-  /** Ends a session; deletes its instance when no other session uses it. Idempotent. */
+  /**
+   * Ends a session; deletes its instance when no other session uses it, and closes its open WebSockets (an
+   * instance shared with other sessions would keep serving them). Idempotent.
+   */
   end(s: SessionEntry, reason: EndReason): void {
     if (!s.live) return;
     s.live = false;
     const inst = s.instance;
     const svc = inst.service;
     this.#remove(svc, s);
+    if (s.closers !== null) for (const close of [...s.closers]) close();
     if (!s.confirmed) return; // its bind is still running: it ends the store record when it returns
     this.#o.metrics.sessionsEnded.inc({ service: svc.config.name, reason });
     this.#o.log.info({ service: svc.config.name, claim: s.claim, instance: inst.name, reason }, 'session ended');
@@ -190,12 +214,18 @@ export class SessionTable {
     svc.sessions.set(s.id, s);
     if (s.key !== null) svc.byKey.set(s.key, s);
     s.instance.sessions.add(s);
+    if (s.client !== null) svc.clients.set(s.client, (svc.clients.get(s.client) ?? 0) + 1);
   }
 
   #remove(svc: ServiceState, s: SessionEntry): void {
     if (svc.sessions.get(s.id) === s) svc.sessions.delete(s.id);
     if (s.key !== null && svc.byKey.get(s.key) === s) svc.byKey.delete(s.key);
     s.instance.sessions.delete(s);
+    if (s.client !== null) {
+      const n = (svc.clients.get(s.client) ?? 1) - 1;
+      if (n > 0) svc.clients.set(s.client, n);
+      else svc.clients.delete(s.client);
+    }
   }
 
   /** Takes back a reservation the store refused: the instance is free again (a warm one back in the pool). */

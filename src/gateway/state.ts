@@ -76,11 +76,20 @@ export interface SessionEntry {
   fromWarm: boolean;
   /** Requests it sent (2 for a rehydrated one: it had a past); a one-request session is reclaimed first. */
   requests: number;
+  /**
+   * The client address that started it (address-share.ts counts live sessions per address); null when unknown
+   * (taken back from the store after a restart, another gateway's, or placed without an address).
+   */
+  client: string | null;
+  /** Closes the upgraded connections (WebSockets) it has open; called when it ends. Null when there are none. */
+  closers: Set<() => void> | null;
 }
 
 /** A request waiting in the FIFO queue for a slot. */
 export interface Waiter {
   key: string;
+  /** The client address of the new session (address-share.ts serves addresses under their share first). */
+  client: string | undefined;
   resolve: (s: SessionEntry) => void;
   reject: (err: TetherError) => void;
 }
@@ -103,6 +112,8 @@ export interface ServiceState {
   instances: Map<string, InstanceEntry>;
   /** This gateway's sessions by id (`sessionId(key)`), the unconfirmed ones included. */
   sessions: Map<string, SessionEntry>;
+  /** Live sessions of `sessions` per client address (those with one), kept by the session table. */
+  clients: Map<string, number>;
   /** The same sessions by raw key, once known: the request fast path is one Map get, no hashing. */
   byKey: Map<string, SessionEntry>;
   /** Sessions another gateway bound, proxied to its instances; looked up again after `FOREIGN_TTL_MS`. */
@@ -125,6 +136,7 @@ export function newServiceState(config: ServiceConfig, domain: string): ServiceS
     host: `${config.name}.${config.namespace}.${domain}`.toLowerCase(),
     instances: new Map(),
     sessions: new Map(),
+    clients: new Map(),
     byKey: new Map(),
     foreign: new Map(),
     placing: new Map(),

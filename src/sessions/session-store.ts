@@ -95,6 +95,12 @@ export interface SessionStore {
   getInstance(service: string, name: string): Promise<InstanceRecord | undefined>;
   /** Every instance record, optionally of one service, ordered by name. */
   listInstances(service?: string): Promise<InstanceRecord[]>;
+  /**
+   * Registers what to run when the store finds it lost its data while the gateway ran (Redis restarted without
+   * persistence, or flushed): `restore` writes back the caller's live sessions and instances (a rejection makes
+   * the store try again later). Absent on stores that cannot lose data without the gateway (memory).
+   */
+  onDataLost?(restore: () => Promise<void>): void;
   /** Releases connections; further calls may fail. Safe to call twice. */
   close(): Promise<void>;
 }

@@ -52,6 +52,7 @@ describe('tether gateway', () => {
     ['--queue-timeout', 'xyz', /--queue-timeout: .*xyz/],
     ['--max-instances', '0', /--max-instances: must be a positive integer, got '0'/],
     ['--new-sessions-per-minute', '-1', /--new-sessions-per-minute: must be an integer >= 0/],
+    ['--address-share', '0', /--address-share: must be a whole percentage 1-100, got '0'/],
     ['--runtime', 'foo', /--runtime: must be 'local' or 'kubernetes', got 'foo'/],
     ['--isolation', 'sometimes', /--isolation must be one of auto, namespaces, none/],
     ['--session-store', 'disk', /--session-store: must be 'memory' or 'redis'/],

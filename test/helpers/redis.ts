@@ -2,7 +2,8 @@
  * @module
  * Starts a real `redis-server` for a test: a free port on 127.0.0.1, data in a fresh temp folder, no
  * snapshots (`--save ''`) unless `aof` asks for an append-only file (fsync always, so a restart loses nothing).
- * `stop()` and `start()` again on the same port and folder simulate an outage; everything is removed after.
+ * `stop()` and `start()` again on the same port and folder simulate an outage, `freeze()` and `thaw()` (SIGSTOP,
+ * SIGCONT) a server that is alive but silent; everything is removed after.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +23,10 @@ export interface TestRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port and folder. */
   start(): Promise<void>;
+  /** SIGSTOP: the server keeps its port and connections (the kernel still accepts) but answers nothing. */
+  freeze(): void;
+  /** SIGCONT after `freeze` (also done by `stop` and the cleanup). */
+  thaw(): void;
 }
 
 /** Options of `startRedis`. */
@@ -64,11 +69,16 @@ export async function startRedis(t: Cleanup, o: RedisOptions = {}): Promise<Test
       c.once('error', reject);
     });
   };
+  const signal = (sig: NodeJS.Signals) => {
+    const c = child as ChildProcess | null;
+    if (c && c.exitCode === null) c.kill(sig);
+  };
   const stop = async () => {
     const c = child;
     child = null;
     if (!c || c.exitCode !== null) return;
     const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGCONT'); // a frozen server would never see the SIGTERM
     c.kill('SIGTERM');
     await exited;
   };
@@ -83,6 +93,8 @@ export async function startRedis(t: Cleanup, o: RedisOptions = {}): Promise<Test
     prefix: () => `t_${randomUUID()}:`,
     stop,
     start,
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
   };
 }
 

@@ -2,7 +2,7 @@
  * @module
  * WebSocket (and any HTTP/1.1 Upgrade) pass-through: route and place like a plain request, send the
  * upgrade to the instance, relay its 101 and then pipe bytes both ways. The session counts the
- * connection in flight (activity) until it closes. No half-open connections: when either side ends, both
+ * connection in flight (activity) until it closes, or until the session ends. No half-open connections: when either side ends, both
  * are closed (a half-open socket would keep its session active forever). A client that leaves before the
  * 101 aborts the upstream request; the instance has `timeoutMs` to answer the upgrade.
  * Created by gateway.ts for the `upgrade` event.
@@ -84,6 +84,15 @@ export function createUpgradeProxy(
       usocket.once('end', closeBoth);
       socket.once('end', closeBoth);
       usocket.setNoDelay(true);
+      // Ending the session (expiry, or its address beyond its share) closes the connection, also when other
+      // sessions keep the instance running.
+      const close = () => {
+        socket.destroy();
+        usocket.destroy();
+      };
+      s.closers ??= new Set();
+      s.closers.add(close);
+      socket.once('close', () => s.closers?.delete(close));
       const raw = responseHeaders(ures.rawHeaders, setCookie, true);
       socket.write(
         `HTTP/1.1 ${ures.statusCode} ${ures.statusMessage ?? 'Switching Protocols'}\r\n${headerLines(raw)}\r\n`,

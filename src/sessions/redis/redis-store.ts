@@ -5,7 +5,11 @@
  * Redis never see each other's data. Multi-key changes are the Lua scripts beside this file. Sessions are
  * stored under a hash of their key, never the key. Redis down: `bind` and reads fail at once with 503
  * `unavailable` (the gateway keeps routing bound sessions from its own view), other writes are queued in order
- * (write-queue.ts) and flushed when the connection is back; ioredis reconnects with back-off by itself.
+ * (write-queue.ts) and flushed when the connection is back; ioredis reconnects with back-off by itself. Redis
+ * alive but silent (SIGSTOP, a hung host): every command has a deadline (`commandTimeoutMs`); the first one
+ * missed counts as down and drops the connection, so later calls fail at once until a new one is ready; a bind
+ * that got no answer is undone when Redis answers again (it may have been made). Redis back but empty
+ * (restarted without persistence, flushed): a marker key tells (data-marker.ts), and `onDataLost` writes back.
  * Standalone Redis only (the scripts build member keys, which Redis Cluster does not allow).
  */
 import { readFileSync } from 'node:fs';
@@ -22,6 +26,7 @@ import {
   type SessionStore,
 } from '../session-store.ts';
 import { instanceFields, patchFields, sessionFields, toInstance, toSession } from './codec.ts';
+import { DataMarker } from './data-marker.ts';
 import type { RedisTarget } from './redis-url.ts';
 import { WriteQueue } from './write-queue.ts';
 
@@ -35,6 +40,10 @@ export interface RedisStoreOptions {
   now?: () => number;
   /** Longest wait between reconnection attempts (ms). @default 2000 */
   maxBackoffMs?: number;
+  /** Deadline of every Redis command (ms): past it the call fails with 503 and Redis counts as down. @default 2000 */
+  commandTimeoutMs?: number;
+  /** How often the data marker is read (ms), besides at every new connection. @default 1000 */
+  markerCheckMs?: number;
 }
 
 const script = (name: string) => readFileSync(join(import.meta.dirname, name), 'utf8');
@@ -59,6 +68,8 @@ export class RedisSessionStore implements SessionStore {
   readonly #ready: Promise<void>;
   #closed: Promise<void> | undefined;
   #down = false;
+  readonly #marker: DataMarker;
+  readonly #markerTimer: NodeJS.Timeout;
 
   constructor(o: RedisStoreOptions) {
     this.#p = o.prefix ?? 'tether:';
@@ -68,6 +79,10 @@ export class RedisSessionStore implements SessionStore {
     this.#log = o.log.child({ component: 'redis', redis: o.target.display, prefix: this.#p });
     this.#now = o.now ?? Date.now;
     const maxBackoff = o.maxBackoffMs ?? 2000;
+    const commandTimeout = o.commandTimeoutMs ?? 2000;
+    if (!(commandTimeout > 0)) {
+      throw new Error(`Cannot use Redis as 'commandTimeoutMs' must be > 0: got ${commandTimeout}`);
+    }
     const t = o.target;
     const redis = new Redis({
       host: t.host,
@@ -81,6 +96,11 @@ export class RedisSessionStore implements SessionStore {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectTimeout: 2000,
+      // A connected but silent Redis (SIGSTOP) accepts connections and never answers: every command, the
+      // connection's own handshake included, fails after this long instead of waiting for the outage to end.
+      commandTimeout,
+      // A dropped connection's socket is destroyed after this long when the silent peer never closes its side.
+      disconnectTimeout: 500,
       retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), maxBackoff),
     });
     redis.defineCommand('bindSession', { numberOfKeys: 4, lua: BIND });
@@ -91,12 +111,32 @@ export class RedisSessionStore implements SessionStore {
       if (!this.#down) this.#log.warn({ err: err.message }, 'session store unreachable, reconnecting');
       this.#down = true;
     });
+    this.#marker = new DataMarker(
+      {
+        get: (key) => this.#call(() => redis.get(key)),
+        setIfAbsent: async (key, value) => (await this.#call(() => redis.set(key, value, 'NX'))) === 'OK',
+      },
+      `${this.#p}marker`,
+      this.#log,
+    );
+    const checkMarker = () => {
+      if (!this.#down && redis.status === 'ready') {
+        this.#marker.check().catch((err: unknown) => {
+          this.#log.debug({ err: (err as Error).message }, 'session store marker not read');
+        });
+      }
+    };
+    this.#markerTimer = setInterval(checkMarker, o.markerCheckMs ?? 1000);
+    this.#markerTimer.unref();
     redis.on('ready', () => {
       if (this.#down) this.#log.info({ queued: this.#queue.size }, 'session store reachable again');
       this.#down = false;
-      void this.#queue.flush().then((n) => {
-        if (n > 0) this.#log.info({ writes: n }, 'queued session store writes written back');
-      });
+      void this.#queue
+        .flush()
+        .then((n) => {
+          if (n > 0) this.#log.info({ writes: n }, 'queued session store writes written back');
+        })
+        .finally(checkMarker);
     });
     // The first connection is retried by the strategy above; connect() itself rejects on the first failure.
     this.#ready = new Promise<void>((resolve, reject) => {
@@ -111,10 +151,15 @@ export class RedisSessionStore implements SessionStore {
     return this.#ready;
   }
 
+  onDataLost(restore: () => Promise<void>): void {
+    this.#marker.onLost(restore);
+  }
+
   async bind(record: SessionRecord, target: number): Promise<BindResult> {
+    const key = this.#sessionKey(record.service, record.id);
     const r = await this.#call(() =>
       this.#redis.bindSession(
-        this.#sessionKey(record.service, record.id),
+        key,
         this.#boundKey(record.service, record.instance),
         this.#indexKey(record.service),
         `${this.#p}services`,
@@ -127,7 +172,18 @@ export class RedisSessionStore implements SessionStore {
         `${this.#p}s:${record.service}:`,
         ...sessionFields(record),
       ),
-    );
+    ).catch((err: unknown) => {
+      // Sent but not answered: Redis may still make it when it answers again, for a reservation the gateway
+      // has taken back. Undo exactly that binding then (the same instance and createdAt), nothing made since.
+      if ((err as Error).cause !== undefined) {
+        const index = this.#indexKey(record.service);
+        const bound = `${this.#p}b:${record.service}:`;
+        this.#queue.put(key, () =>
+          this.#redis.endSession(key, index, record.id, bound, record.instance, record.createdAt),
+        );
+      }
+      throw err;
+    });
     if (r[0] === 'bound') return { outcome: 'bound', record: { ...record } };
     if (r[0] === 'full') return { outcome: 'full' };
     return { outcome: 'exists', record: toSession(r.slice(1)) as SessionRecord };
@@ -157,6 +213,7 @@ export class RedisSessionStore implements SessionStore {
       return (await write()) === 1;
     } catch (err) {
       this.#queue.put(key, write);
+      this.#silent(err);
       this.#logQueued(err);
       return true;
     }
@@ -223,6 +280,11 @@ export class RedisSessionStore implements SessionStore {
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
+  /** The data marker this store saw last (data-marker.ts); undefined before its first look. Tests read it. */
+  get dataMarker(): string | null | undefined {
+    return this.#marker.seen;
+  }
+
   /** Writes still queued (Redis was down); the tests and the admin API read it. */
   get queuedWrites(): number {
     return this.#queue.size;
@@ -230,6 +292,7 @@ export class RedisSessionStore implements SessionStore {
 
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      clearInterval(this.#markerTimer);
       if (this.#queue.size > 0 && !this.#down) await this.#queue.flush();
       if (this.#queue.size > 0) this.#log.warn({ writes: this.#queue.size }, 'session store closed with writes queued');
       try {
@@ -245,20 +308,35 @@ export class RedisSessionStore implements SessionStore {
     return (await this.#call(() => this.#redis.smembers(`${this.#p}services`))).sort();
   }
 
-  /** Runs a read or a bind: fails with 503 at once while Redis is unreachable. */
+  /** Runs a read or a bind: fails with 503 at once while Redis is unreachable (or silent). */
   async #call<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#redis.status !== 'ready') throw storeDown();
+    if (this.#down || this.#redis.status !== 'ready') throw storeDown();
     try {
       return await fn();
     } catch (err) {
-      if (isConnectionError(err)) throw storeDown(err);
+      if (isConnectionError(err)) {
+        this.#silent(err);
+        throw storeDown(err);
+      }
       throw err;
     }
   }
 
+  /**
+   * A command got no answer within its deadline while the connection looked fine: Redis is frozen or cut off.
+   * Counts as down at once and drops the connection (ioredis reconnects with back-off and the handshake has
+   * the same deadline), so other calls fail at once instead of each waiting out its own deadline.
+   */
+  #silent(err: unknown): void {
+    if (!/Command timed out/.test((err as Error)?.message ?? '') || this.#down) return;
+    this.#down = true;
+    this.#log.warn({ err: (err as Error).message }, 'session store not answering, reconnecting');
+    this.#redis.disconnect(true);
+  }
+
   /** Runs a write now, or queues it (in order, one per record) while Redis is unreachable. */
   async #write(record: string, write: () => Promise<unknown>): Promise<void> {
-    if (this.#redis.status !== 'ready' || this.#queue.has(record)) {
+    if (this.#down || this.#redis.status !== 'ready' || this.#queue.has(record)) {
       this.#queue.put(record, write);
       return;
     }
@@ -267,6 +345,7 @@ export class RedisSessionStore implements SessionStore {
     } catch (err) {
       if (!isConnectionError(err)) throw err;
       this.#queue.put(record, write);
+      this.#silent(err);
       this.#logQueued(err);
     }
   }
@@ -298,7 +377,7 @@ function storeDown(cause?: unknown) {
 /** Errors of the connection (not of a command): the write may be replayed later. */
 function isConnectionError(err: unknown): boolean {
   const m = (err as Error)?.message ?? '';
-  return /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|max retries|enableOfflineQueue/i.test(
+  return /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|max retries|enableOfflineQueue|Command timed out/i.test(
     m,
   );
 }

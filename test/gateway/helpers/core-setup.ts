@@ -19,6 +19,8 @@ export interface SetupOptions {
   maxInstances?: number;
   /** New sessions per client address per minute. @default 0 (no limit) */
   newSessionsPerMinute?: number;
+  /** Percent of a service's capacity one address keeps while others wait. @default 50 */
+  addressShare?: number;
   /** Extra services (name -> annotations), after `svc`. */
   more?: Record<string, Record<string, string>>;
 }
@@ -40,6 +42,7 @@ export function setupCore(annotations: Record<string, string>, opts: SetupOption
     maxQueue: opts.maxQueue,
     maxInstances: opts.maxInstances,
     newSessionsPerMinute: opts.newSessionsPerMinute,
+    addressShare: opts.addressShare,
     startTimeoutMs: 5000,
   });
   const svc = core.services[0] as ServiceState;

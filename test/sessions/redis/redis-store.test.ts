@@ -9,6 +9,7 @@ import { silentLogger } from '../../../src/common/log.ts';
 import { RedisSessionStore } from '../../../src/sessions/redis/redis-store.ts';
 import { parseRedisUrl } from '../../../src/sessions/redis/redis-url.ts';
 import { sessionId } from '../../../src/sessions/session-store.ts';
+import { waitFor } from '../../gateway/helpers/harness.ts';
 import { startRedis, type TestRedis } from '../../helpers/redis.ts';
 import { sessionStoreConformance } from '../conformance.ts';
 
@@ -96,9 +97,70 @@ describe('RedisSessionStore', () => {
           ? await client.hgetall(k)
           : type === 'set'
             ? await client.smembers(k)
-            : await client.zrange(k, 0, -1),
+            : type === 'string'
+              ? await client.get(k) // the data marker
+              : await client.zrange(k, 0, -1),
       );
       assert.ok(!dump.includes(raw), `${k} holds the raw key`);
     }
+  });
+
+  it('notices its data gone (FLUSHALL, a restart without persistence) and runs onDataLost, once per loss', async (t) => {
+    const own = await startRedis(t);
+    const prefix = own.prefix();
+    const s = new RedisSessionStore({
+      target: parseRedisUrl(own.url),
+      prefix,
+      log: silentLogger(),
+      maxBackoffMs: 100,
+      markerCheckMs: 50,
+    });
+    t.after(() => s.close());
+    let losses = 0;
+    s.onDataLost(async () => {
+      losses++;
+    });
+    await s.ready();
+    const client = new Redis(own.port, '127.0.0.1');
+    t.after(() => client.quit().then(() => {}));
+    const first = await waitFor('marker set', () => client.get(`${prefix}marker`));
+    await waitFor('the store saw it', () => s.dataMarker === first);
+    await new Promise((r) => setTimeout(r, 200)); // several checks: an intact marker is no loss
+    assert.equal(losses, 0);
+
+    await client.flushall();
+    await waitFor('loss after FLUSHALL', () => losses === 1);
+    const second = await waitFor('marker set again', () => client.get(`${prefix}marker`));
+    assert.notEqual(second, first);
+
+    await own.stop();
+    await own.start(); // no persistence: empty
+    await waitFor('loss after the restart', () => losses === 2, { timeoutMs: 15_000 });
+    await waitFor('marker set again', async () => (await client.get(`${prefix}marker`)) !== null, {
+      timeoutMs: 15_000,
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(losses, 2, 'one restore per loss');
+  });
+
+  it('after a FLUSHALL every store on the prefix runs onDataLost, not only the first to notice', async (t) => {
+    const prefix = redis.prefix();
+    const open = () =>
+      new RedisSessionStore({ target: parseRedisUrl(redis.url), prefix, log: silentLogger(), markerCheckMs: 50 });
+    const stores = [open(), open(), open()];
+    t.after(() => Promise.all(stores.map((s) => s.close())));
+    const losses = [0, 0, 0];
+    for (const [i, s] of stores.entries()) {
+      s.onDataLost(async () => {
+        losses[i] = (losses[i] ?? 0) + 1;
+      });
+    }
+    await Promise.all(stores.map((s) => s.ready()));
+    const client = new Redis(redis.port, '127.0.0.1');
+    t.after(() => client.quit().then(() => {}));
+    const marker = await waitFor('marker set', () => client.get(`${prefix}marker`));
+    await waitFor('each store saw the marker', () => stores.every((s) => s.dataMarker === marker));
+    await client.del(`${prefix}marker`); // what FLUSHALL does to this prefix, without touching other tests' keys
+    await waitFor('every store restored', () => losses.every((n) => n === 1));
   });
 });
