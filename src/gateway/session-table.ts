@@ -17,7 +17,15 @@ import type { GatewayMetrics } from './metrics.ts';
 import { type InstanceEntry, type ServiceState, type SessionEntry, sessionState } from './state.ts';
 
 /** Why a session ended (a metric label). */
-export type EndReason = 'idle' | 'expired' | 'instance_gone' | 'shutdown' | 'reclaimed' | 'service_removed';
+export type EndReason =
+  | 'idle'
+  | 'expired'
+  | 'instance_gone'
+  | 'shutdown'
+  | 'reclaimed'
+  | 'service_removed'
+  /** Ended on demand through the admin API (admin-actions.ts). */
+  | 'admin';
 
 /** Listeners of binding changes (e.g. `tether up` gives the instance's sandbox to the session's claim). */
 export interface SessionEvents {
