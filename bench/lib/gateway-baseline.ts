@@ -3,7 +3,7 @@
  * `npm run bench:gateway -- --baseline <checkout>`: this tree's gateway against another checkout's (e.g. main
  * before a change), side by side in one run: added p99 over a direct connection at 1 connection (interleaved
  * rounds, median), new session from the warm pool and resume from pause to first byte (samples alternated
- * between the two), each with the ratio this/baseline. The baseline's `startGateway` is imported from
+ * between the two, which goes first swapped each time), each with the ratio this/baseline. The baseline's `startGateway` is imported from
  * `<checkout>/src/gateway/gateway.ts`; both get the same options and services. Prints `uptime` first.
  */
 import { execFileSync } from 'node:child_process';
@@ -80,8 +80,10 @@ export async function compareBaseline(dir: string): Promise<void> {
     );
     for (const s of sides) for (const url of [s.direct, s.through]) await load(wrk, url, HEADERS, 1, 1); // warm-up
     const added = new Map<string, number[]>(sides.map((s) => [s.name, []]));
+    // Each round and sample swaps which side goes first, so neither always runs on the quieter moment.
+    const ordered = (i: number) => (i % 2 === 0 ? sides : [...sides].reverse());
     for (let round = 0; round < ROUNDS; round++) {
-      for (const s of sides) {
+      for (const s of ordered(round)) {
         const d: Load = await load(wrk, s.direct, HEADERS, 1, SECONDS);
         const g: Load = await load(wrk, s.through, HEADERS, 1, SECONDS);
         added.get(s.name)?.push(g.p99 - d.p99);
@@ -94,7 +96,7 @@ export async function compareBaseline(dir: string): Promise<void> {
       pids.set(s.name, (await firstByte(s.through, { host: 'pause.default.example.com', cookie: 's=p' })).pid);
     }
     for (let i = 0; i < SAMPLES; i++) {
-      for (const s of sides) {
+      for (const s of ordered(i)) {
         await until('warm pool full', async () => {
           const l = (await list(s.gw)).filter((x) => x.service === 'warm');
           return l.length === 3 && l.every((x) => x.warm && x.state === 'paused');
