@@ -9,12 +9,14 @@
  * (per run, 5), BENCH_ROUNDS (interleaved rounds, median kept, 3), BENCH_SAMPLES (session latencies, 30).
  * `-- --session-store redis` compares Redis session mode with memory mode instead (bench/lib/gateway-redis.ts).
  * `-- --runtime kubernetes` runs the Kubernetes-runtime session figures instead (bench/lib/gateway-kube.ts).
+ * `-- --baseline <checkout>` compares this tree's gateway with another checkout's, side by side (lib/gateway-baseline.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway } from '../src/gateway/gateway.ts';
+import { compareBaseline } from './lib/gateway-baseline.ts';
 import { benchKubernetesSessions } from './lib/gateway-kube.ts';
 import {
   benchGatewayOptions,
@@ -259,6 +261,11 @@ async function main(): Promise<void> {
 // `-- --runtime kubernetes`: the session figures on the Kubernetes runtime against the API double.
 const at = process.argv.indexOf('--runtime');
 const runtime = at >= 0 ? process.argv[at + 1] : 'local';
-if (runtime === 'kubernetes') await benchKubernetesSessions();
+const baseline = process.argv.indexOf('--baseline');
+if (baseline >= 0) {
+  const dir = process.argv[baseline + 1];
+  if (!dir) throw new Error('--baseline: give the folder of the other checkout');
+  await compareBaseline(dir);
+} else if (runtime === 'kubernetes') await benchKubernetesSessions();
 else if (runtime === 'local') await main();
 else throw new Error(`--runtime: must be local or kubernetes, got ${runtime}`);

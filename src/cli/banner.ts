@@ -25,6 +25,8 @@ export interface BannerInput {
   adminTokenFile?: string;
   /** True when the gateway admin token was given some other way (flag or env). */
   adminTokenGiven?: boolean;
+  /** True when the admin API needs no token (`--insecure-open-admin`). */
+  adminOpen?: boolean;
   consoleUrl: string;
   services?: readonly BannerService[];
   domain?: string;
@@ -49,7 +51,9 @@ export function banner(title: string, b: BannerInput): string {
       ? `   (admin token: ${b.adminTokenFile})`
       : b.adminTokenGiven
         ? '   (admin token required)'
-        : '';
+        : b.adminOpen
+          ? '   (admin API open to every local process: --insecure-open-admin)'
+          : '';
     lines.push(`  session gateway ${b.gatewayUrl}   admin ${b.adminUrl}/_tether/sessions${token}`);
   }
   if (b.isolation) {

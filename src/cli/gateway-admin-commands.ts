@@ -1,17 +1,19 @@
 /**
  * @module
- * `tether sessions`, `tether instances` and `tether logs <instance>`: the gateway admin API
- * (`/_tether/*`, 127.0.0.1) from the command line. Session keys are the session cookies themselves,
+ * `tether sessions [end ID]`, `tether instances [delete NAME]` and `tether logs <instance>`: the gateway admin
+ * API (`/_tether/*`, 127.0.0.1) from the command line. Session keys are the session cookies themselves,
  * so the API (and so these tables) shows a short prefix of each unless `--reveal-keys` asks for them;
- * `--json` (for scripts) prints the API's answer unchanged.
+ * `--json` (for scripts) prints the API's answer unchanged. `end` and `delete` take their `--admin-url`,
+ * `--token` and `--json` from the parent command (commander gives the parent those flags wherever they stand).
  */
 import type { Command } from 'commander';
 import { apiRequest, type GatewayClientFlags, gatewayTokenOf } from './api-client.ts';
 import { gatewayClientOptions } from './client-options.ts';
 import { countFlag } from './flag-values.ts';
-import { type Column, print } from './output.ts';
+import { type Column, print, printRecord } from './output.ts';
 
 interface SessionRow {
+  id: string;
   key_prefix: string;
   key?: string;
   service: string;
@@ -39,6 +41,7 @@ interface LogLine {
 }
 
 const SESSION_COLUMNS: Column<SessionRow>[] = [
+  { header: 'id', cell: (s) => s.id },
   { header: 'session', cell: (s) => s.key ?? s.key_prefix },
   { header: 'service', cell: (s) => s.service },
   { header: 'instance', cell: (s) => s.instance },
@@ -58,13 +61,13 @@ const INSTANCE_COLUMNS: Column<InstanceRow>[] = [
   { header: 'sessions', cell: (i) => i.sessions },
 ];
 
-function admin(flags: GatewayClientFlags, path: string): Promise<unknown> {
-  return apiRequest(flags.adminUrl, path, { bearer: gatewayTokenOf(flags) });
+function admin(flags: GatewayClientFlags, path: string, method = 'GET'): Promise<unknown> {
+  return apiRequest(flags.adminUrl, path, { method, bearer: gatewayTokenOf(flags) });
 }
 
 /** Registers `tether sessions`, `tether instances` and `tether logs`. */
 export function registerGatewayAdminCommands(program: Command): void {
-  gatewayClientOptions(program.command('sessions').description('live gateway sessions'))
+  const sessions = gatewayClientOptions(program.command('sessions').description('live gateway sessions'))
     .option('--service <name>', 'only this service')
     .option('--reveal-keys', 'show whole session keys (each is the session cookie: a bearer secret)')
     .action(async (flags: GatewayClientFlags & { service?: string; revealKeys?: boolean }) => {
@@ -72,13 +75,40 @@ export function registerGatewayAdminCommands(program: Command): void {
       const rows = flags.service ? all.filter((s) => s.service === flags.service) : all;
       print(flags, rows, rows, SESSION_COLUMNS, '(no sessions)');
     });
+  sessions
+    .command('end')
+    .description('end a session as an idle delete would: its next request starts a new one on a new instance')
+    .argument('<id>', 'session id (the ID column of tether sessions, or more of it)')
+    .configureHelp({ showGlobalOptions: true })
+    .action(async (id: string, _own: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<GatewayClientFlags & { service?: string }>();
+      const query = flags.service ? `?service=${encodeURIComponent(flags.service)}` : '';
+      const ended = (await admin(flags, `/_tether/sessions/${encodeURIComponent(id)}${query}`, 'DELETE')) as Record<
+        string,
+        unknown
+      >;
+      printRecord(flags, ended);
+    });
 
-  gatewayClientOptions(program.command('instances').description('live gateway instances'))
+  const instances = gatewayClientOptions(program.command('instances').description('live gateway instances'))
     .option('--service <name>', 'only this service')
     .action(async (flags: GatewayClientFlags & { service?: string }) => {
       const all = (await admin(flags, '/_tether/instances')) as InstanceRow[];
       const rows = flags.service ? all.filter((i) => i.service === flags.service) : all;
       print(flags, rows, rows, INSTANCE_COLUMNS, '(no instances)');
+    });
+  instances
+    .command('delete')
+    .description('delete an instance and end its sessions (their next request gets a new instance)')
+    .argument('<name>', 'instance name (see tether instances)')
+    .configureHelp({ showGlobalOptions: true })
+    .action(async (name: string, _own: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<GatewayClientFlags>();
+      const deleted = (await admin(flags, `/_tether/instances/${encodeURIComponent(name)}`, 'DELETE')) as Record<
+        string,
+        unknown
+      >;
+      printRecord(flags, deleted);
     });
 
   gatewayClientOptions(program.command('logs').description("an instance's last output lines (stdout and stderr)"))

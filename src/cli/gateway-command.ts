@@ -11,9 +11,18 @@ import { systemClock } from '../common/clock.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import { adminTokenChoice, loadAdminToken } from './admin-token-option.ts';
 import { CliError, EXIT } from './api-client.ts';
 import { banner, printBanner } from './banner.ts';
-import { countFlag, durationFlag, percentFlag, portFlag, positiveDurationFlag, positiveFlag, usage } from './flag-values.ts';
+import {
+  countFlag,
+  durationFlag,
+  percentFlag,
+  portFlag,
+  positiveDurationFlag,
+  positiveFlag,
+  usage,
+} from './flag-values.ts';
 import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
@@ -38,6 +47,7 @@ interface GatewayFlags {
   startTimeout: string;
   proxyTimeout: string;
   adminToken?: string;
+  insecureOpenAdmin?: boolean;
   maxInstances: string;
   stateDir?: string;
   isolation: string;
@@ -73,7 +83,11 @@ export function registerGatewayCommand(program: Command): void {
     .option('--max-instances <n>', 'max live instances of all services together, warm ones included', '32')
     .option(
       '--admin-token <token>',
-      'require Authorization: Bearer <token> on the admin API (default: $TETHER_GATEWAY_ADMIN_TOKEN)',
+      'the admin API needs Authorization: Bearer <token> (default: $TETHER_GATEWAY_ADMIN_TOKEN, else one generated into <--data>/admin.token)',
+    )
+    .option(
+      '--insecure-open-admin',
+      'no admin token: any local process may read every session key (logged as a warning)',
     )
     .option(
       '--isolation <mode>',
@@ -103,7 +117,7 @@ export function registerGatewayCommand(program: Command): void {
     )
     .option(
       '--data <dir>',
-      'folder of claim.secret and session.secret, generated on first start (0600); TETHER_CLAIM_SECRET and TETHER_SESSION_SECRET override them',
+      'folder of claim.secret, session.secret and admin.token, generated on first start (0600); TETHER_CLAIM_SECRET, TETHER_SESSION_SECRET and --admin-token override them',
       '.tether/gateway',
     )
     .option(
@@ -135,7 +149,6 @@ export function registerGatewayCommand(program: Command): void {
       const log = commandLogger('tether-gateway', flags);
       // A bad --redis-url exits naming host and port, never the password. Redis connects in the background.
       const sessionStore = usage('--session-store', () => sessionStoreFromFlags(flags, log));
-      const adminToken = flags.adminToken ?? (process.env.TETHER_GATEWAY_ADMIN_TOKEN || undefined);
       const isolation = await createIsolation({
         requested: values.isolation,
         why:
@@ -149,6 +162,7 @@ export function registerGatewayCommand(program: Command): void {
       const secrets = loadDeploymentSecrets(flags.data);
       for (const file of secrets.created)
         log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
+      const admin = loadAdminToken(values.adminToken, log);
       const kube = flags.runtime === 'kubernetes' ? await kubernetesRuntime(flags, log, systemClock) : undefined;
       const gateway = await startGateway({
         isolation,
@@ -166,7 +180,7 @@ export function registerGatewayCommand(program: Command): void {
         proxyTimeoutMs: values.proxyTimeoutMs,
         stateDir: flags.stateDir,
         maxInstances: values.maxInstances,
-        adminToken,
+        adminToken: admin.token,
         claimSecret: secrets.claimSecret,
         sessionSecret: secrets.sessionSecret,
         signedSessionKeys: flags.signedSessionKeys ?? false,
@@ -183,7 +197,9 @@ export function registerGatewayCommand(program: Command): void {
         banner(`Tether session gateway is up at ${gateway.publicUrl}`, {
           gatewayUrl: gateway.publicUrl,
           adminUrl: gateway.adminUrl,
-          adminTokenGiven: adminToken !== undefined,
+          adminTokenFile: admin.file,
+          adminTokenGiven: admin.token !== undefined,
+          adminOpen: admin.token === undefined,
           consoleUrl: `${gateway.adminUrl}/console/`,
           services: gateway.services,
           domain: flags.domain,
@@ -214,5 +230,6 @@ function gatewayFlagValues(flags: GatewayFlags) {
     addressShare: percentFlag('--address-share', flags.addressShare),
     isolation: usage('--isolation', () => parseIsolationMode(flags.isolation)),
     gatewayId: usage('--gateway-id', () => gatewayIdFromFlags(flags)),
+    adminToken: adminTokenChoice(flags),
   };
 }

@@ -58,6 +58,14 @@ export function gatewayApi(base, token) {
     instances: () => get('/_tether/instances'),
     services: () => get('/_tether/services'),
     logs: (name) => get(`/_tether/instances/${encodeURIComponent(name)}/logs`),
+    endSession: (id, service) =>
+      call(base, `/_tether/sessions/${encodeURIComponent(id)}`, {
+        method: 'DELETE',
+        bearer: token,
+        query: { service },
+      }),
+    deleteInstance: (name) =>
+      call(base, `/_tether/instances/${encodeURIComponent(name)}`, { method: 'DELETE', bearer: token }),
   };
 }
 

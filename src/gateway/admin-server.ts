@@ -1,10 +1,11 @@
 /**
  * @module
  * The admin side of the gateway, bound to 127.0.0.1 only: `GET /` (its routes), `/_tether/services`,
- * `/_tether/sessions`, `/_tether/instances`, `/_tether/instances/{name}/logs`, `/metrics`, `/healthz`.
- * Read-only views of the gateway state (admin-views.ts); never mounted on the public port. It answers
- * only a loopback Host (a web page that rebinds its own name to 127.0.0.1 sends its name as Host), and
- * with `adminToken` only a bearer of the token. Created by gateway.ts.
+ * `/_tether/sessions`, `/_tether/instances`, `/_tether/instances/{name}/logs`, `/metrics`, `/healthz`, and
+ * `DELETE /_tether/sessions/{id}`, `DELETE /_tether/instances/{name}` (admin-actions.ts). Views of the gateway
+ * state (admin-views.ts); never mounted on the public port. It answers only a loopback Host (a web page that
+ * rebinds its own name to 127.0.0.1 sends its name as Host), and with `adminToken` only a bearer of the token
+ * (`/healthz` and the console's files excepted: they hold no data). Created by gateway.ts.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,9 +20,12 @@ import {
 import { forbidden, invalidRequest, notFound, TetherError, unauthenticated } from '../common/errors.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import { deleteInstance, endSession, INSTANCE_NAME, SESSION_ID } from './admin-actions.ts';
 import { describeInstance, describeService, describeSession } from './admin-views.ts';
+import type { InstancePool } from './instance-pool.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { sendError } from './proxy/respond.ts';
+import type { SessionTable } from './session-table.ts';
 import type { ServiceState } from './state.ts';
 
 /** Options of `createAdminHandler`. */
@@ -30,11 +34,17 @@ export interface AdminOptions {
   runtime: InstanceRuntime;
   store: SessionStore;
   metrics: GatewayMetrics;
+  /** Ends sessions (DELETE /_tether/sessions/{id}). */
+  table: SessionTable;
+  /** Deletes instances (DELETE /_tether/instances/{name}). */
+  pool: InstancePool;
   /** When set, every admin route needs `Authorization: Bearer <adminToken>` (else 401). @default undefined (none) */
   adminToken?: string;
 }
 
 const LOGS_PATH = /^\/_tether\/instances\/([a-z0-9-]+)\/logs$/;
+const SESSION_PATH = /^\/_tether\/sessions\/([^/]+)$/;
+const INSTANCE_PATH = /^\/_tether\/instances\/([^/]+)$/;
 
 /** The admin routes, as `GET /` lists them. */
 export const ADMIN_ROUTES: ReadonlyArray<{ path: string; what: string }> = Object.freeze([
@@ -49,9 +59,14 @@ export const ADMIN_ROUTES: ReadonlyArray<{ path: string; what: string }> = Objec
     what: 'instances: state, pid, sessions (key prefixes; ?reveal=keys: whole keys), warm, waiting_on (the cluster)',
   },
   { path: '/_tether/instances/{name}/logs', what: "an instance's last output lines (also of a failed start)" },
+  {
+    path: 'DELETE /_tether/sessions/{id}',
+    what: 'ends a session as an idle delete would (?service=<name> when two services have the id)',
+  },
+  { path: 'DELETE /_tether/instances/{name}', what: 'deletes an instance and ends its sessions' },
   { path: '/console/', what: 'the web console (its files need no token; its calls carry it)' },
   { path: '/metrics', what: 'Prometheus metrics' },
-  { path: '/healthz', what: 'liveness' },
+  { path: '/healthz', what: 'liveness (needs no token: it holds no data)' },
 ]);
 
 /** Creates the `request` listener of the admin server. */
@@ -64,7 +79,6 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       o.services.flatMap((svc) =>
         [...svc.instances.values()].map((i) => describeInstance(i, reveal, o.runtime.waitingOn?.(i.name))),
       ),
-    '/healthz': () => ({ status: 'ok' }),
   };
   const tokenDigest = o.adminToken ? digest(`Bearer ${o.adminToken}`) : undefined;
   return function admin(req: IncomingMessage, res: ServerResponse): void {
@@ -81,8 +95,17 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       serveConsole(res, path);
       return;
     }
+    // Liveness holds no data, and the Helm chart's probes ask it without the token.
+    if ((req.method === 'GET' || req.method === 'HEAD') && path === '/healthz') {
+      sendJson(res, { status: 'ok' });
+      return;
+    }
     if (tokenDigest && !timingSafeEqual(digest(req.headers.authorization ?? ''), tokenDigest)) {
       sendError(res, unauthenticated('the admin API needs Authorization: Bearer <admin token>'));
+      return;
+    }
+    if (req.method === 'DELETE') {
+      void remove(o, new URL(req.url ?? '/', 'http://admin'), res).catch((err: unknown) => sendError(res, err));
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -109,6 +132,26 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       throw notFound(`path ${path} (GET / lists the admin routes)`);
     })().catch((err: unknown) => sendError(res, err));
   };
+}
+
+/** `DELETE /_tether/sessions/{id}` and `DELETE /_tether/instances/{name}`. */
+async function remove(o: AdminOptions, url: URL, res: ServerResponse): Promise<void> {
+  const path = url.pathname;
+  const session = SESSION_PATH.exec(path)?.[1];
+  if (session !== undefined) {
+    if (!SESSION_ID.test(session)) throw invalidRequest('id', 'a session id is 12 to 43 characters of [A-Za-z0-9_-]');
+    const service = url.searchParams.get('service');
+    return sendJson(res, await endSession(o, session, service));
+  }
+  const instance = INSTANCE_PATH.exec(path)?.[1];
+  if (instance !== undefined) {
+    if (!INSTANCE_NAME.test(instance)) throw invalidRequest('name', 'an instance name is [a-z0-9-], at most 63');
+    return sendJson(res, await deleteInstance(o, instance));
+  }
+  throw new TetherError(
+    'method_not_allowed',
+    `DELETE is allowed on /_tether/sessions/{id} and /_tether/instances/{name} only`,
+  );
 }
 
 function serveConsole(res: ServerResponse, path: string): void {

@@ -40,6 +40,7 @@ export function describeService(svc: ServiceState) {
     session_affinity: c.affinity,
     cookie: c.cookieName,
     signed_session_keys: c.signedSessionKeys,
+    add_session_cookie: c.addSessionCookie,
     session_timeout: formatDuration(c.sessionTimeoutMs),
     session_expiry: c.sessionExpiryMs === null ? null : formatDuration(c.sessionExpiryMs),
     idle_policy: c.idlePolicy,

@@ -70,8 +70,10 @@ export interface GatewayOptions {
   /** Reconcile tick (ms). @default 200 */
   reconcileIntervalMs?: number;
   /**
-   * When set, every admin route needs `Authorization: Bearer <adminToken>` (401 otherwise). The admin API lists
-   * raw session keys, so set it whenever other local users share the machine. @default undefined (none)
+   * When set, every admin route but `/healthz` and the console's files needs `Authorization: Bearer
+   * <adminToken>` (401 otherwise). The admin API lists raw session keys and ends sessions: `tether gateway`
+   * and `tether up` always set one (generated when not given) unless told `--insecure-open-admin`.
+   * @default undefined (none: tests and benchmarks in one process)
    */
   adminToken?: string;
   /**
@@ -238,7 +240,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   const front = createFrontServer({ router, scheduler, keys, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
   const pub = front.server;
-  const admin = createServer(createAdminHandler({ services, runtime, store, metrics, adminToken: options.adminToken }));
+  const admin = createServer(
+    createAdminHandler({
+      services,
+      runtime,
+      store,
+      metrics,
+      table: core.table,
+      pool: core.pool,
+      adminToken: options.adminToken,
+    }),
+  );
   admin.on('clientError', malformed);
 
   const cleanup = async () => {

@@ -2,10 +2,11 @@
  * @module
  * Finds the session key of a request: the affinity cookie, else `X-Session-Key`, else a hash of
  * `Authorization` (with signed keys: only a key that verifies); and makes new keys, their `Set-Cookie` and
- * the Cookie header their first request is forwarded with. Allocation-light: it runs on every proxied
+ * what their first request is forwarded with (`X-Session-Key`, and the Cookie header). Allocation-light: it runs on every proxied
  * request (proxy/exchange.ts, proxy/http-proxy.ts, proxy/ws-proxy.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { NewSessionForward } from './proxy/headers.ts';
 import { forwardedHttps, TrustedProxies } from './proxy/trusted-proxies.ts';
 import { SessionSigner } from './session-signer.ts';
 
@@ -148,18 +149,48 @@ export function sessionCookie(cookieName: string, key: string, secure = false): 
 }
 
 /**
- * The Cookie header to forward with a new session's first request, so the app sees the session from
- * that request on: the client's cookies without any `cookieName` pair (a forged or unsigned key), then
- * `cookieName=key`.
+ * How a new session's first request goes to the app: with `X-Session-Key: <key>`, and the client's Cookie
+ * header as sent (the seed's `Raw Cookie Header: app=11`), without any `cookieName` pair in it (a forged,
+ * unsigned or empty key the gateway did not route by: the app must not take it for the session). With the
+ * service's `tether.dev/add-session-cookie`, `cookieName=key` is added to the Cookie header too.
+ * @param svc the service's cookie name and `addSessionCookie`
+ * @param header the client's Cookie header
+ */
+export function newSessionForward(
+  svc: { cookieName: string; addSessionCookie: boolean },
+  header: string | undefined,
+  key: string,
+): NewSessionForward {
+  if (svc.addSessionCookie) return { cookie: withSessionCookie(header, svc.cookieName, key), sessionKey: key };
+  if (header === undefined || !header.includes(svc.cookieName)) return { cookie: undefined, sessionKey: key };
+  const kept = cookiesWithout(header, svc.cookieName);
+  return { cookie: kept.length === countPairs(header) ? undefined : kept.join('; '), sessionKey: key };
+}
+
+/**
+ * The Cookie header with `cookieName=key` (and no other `cookieName` pair): a new session's first request
+ * with `tether.dev/add-session-cookie`, so the app sees the session from that request on.
  */
 export function withSessionCookie(header: string | undefined, cookieName: string, key: string): string {
+  const kept = cookiesWithout(header ?? '', cookieName);
+  kept.push(`${cookieName}=${key}`);
+  return kept.join('; ');
+}
+
+/** The trimmed pairs of a Cookie header other than those named `cookieName`. */
+function cookiesWithout(header: string, cookieName: string): string[] {
   const kept: string[] = [];
-  for (const pair of (header ?? '').split(';')) {
+  for (const pair of header.split(';')) {
     const p = pair.trim();
     if (!p) continue;
     const eq = p.indexOf('=');
     if ((eq < 0 ? p : p.slice(0, eq).trimEnd()) !== cookieName) kept.push(p);
   }
-  kept.push(`${cookieName}=${key}`);
-  return kept.join('; ');
+  return kept;
+}
+
+function countPairs(header: string): number {
+  let n = 0;
+  for (const pair of header.split(';')) if (pair.trim()) n++;
+  return n;
 }

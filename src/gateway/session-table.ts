@@ -25,7 +25,9 @@ export type EndReason =
   | 'reclaimed'
   /** Its address held more than its share of the service while another address waited (address-share.ts). */
   | 'over_share'
-  | 'service_removed';
+  | 'service_removed'
+  /** Ended on demand through the admin API (admin-actions.ts). */
+  | 'admin';
 
 /** Listeners of binding changes (e.g. `tether up` gives the instance's sandbox to the session's claim). */
 export interface SessionEvents {

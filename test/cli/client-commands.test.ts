@@ -160,11 +160,14 @@ describe('tether sessions / instances / logs', () => {
     const env = { TETHER_GATEWAY_ADMIN_URL: gw.adminUrl, TETHER_GATEWAY_ADMIN_TOKEN: 'secret-admin-token' };
     const sessions = await tether(['sessions'], env);
     assert.equal(sessions.code, 0, sessions.stderr);
-    assert.match(sessions.stdout, /^SESSION +SERVICE +INSTANCE +AGENT +STATE +LAST ACTIVE +IDLE DEADLINE +EXPIRES$/m);
-    assert.match(sessions.stdout, /^s3cret-… +cli-app +cli-app-\S+ +cli-app-\S+ +idle +\S+ +\S+ +never$/m);
+    assert.match(
+      sessions.stdout,
+      /^ID +SESSION +SERVICE +INSTANCE +AGENT +STATE +LAST ACTIVE +IDLE DEADLINE +EXPIRES$/m,
+    );
+    assert.match(sessions.stdout, /^[\w-]{12} +s3cret-… +cli-app +cli-app-\S+ +cli-app-\S+ +idle +\S+ +\S+ +never$/m);
     assert.doesNotMatch(sessions.stdout, /s3cret-session/);
     const revealed = await tether(['sessions', '--reveal-keys'], env);
-    assert.match(revealed.stdout, /^s3cret-session +cli-app /m);
+    assert.match(revealed.stdout, /^[\w-]{12} +s3cret-session +cli-app /m);
     const json = JSON.parse((await tether(['sessions', '--json', '--reveal-keys'], env)).stdout) as { key: string }[];
     assert.deepEqual(
       json.map((s) => s.key),

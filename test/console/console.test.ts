@@ -238,4 +238,43 @@ describe('web console (Chromium)', () => {
     assert.deepEqual(errors, []);
     assert.deepEqual(refused, []);
   });
+
+  it('ends a session and deletes an instance with a confirm; their next request gets a new instance', async (t) => {
+    const { page, errors, refused } = await openBrowser(t);
+    const hit = (key: string) => send(platform.gateway.publicUrl, { host: HOST, headers: { cookie: `app=${key}` } });
+    // The instance name the app prints (its pid may be the same in every instance: each has its own PID namespace).
+    const served = (r: { body: string }) => /^Instance: (\S+)/m.exec(r.body)?.[1];
+    const first = await hit('end-me-please-now');
+    assert.equal(first.status, 200);
+    await page.goto(platform.consoleUrl);
+    await page.getByLabel('Memory API key').fill(adminKey);
+    await page.getByLabel('Gateway admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const row = page.locator('tr[data-session]', { hasText: 'end-me-p' });
+    await row.waitFor();
+    const end = row.getByRole('button', { name: /^End session / });
+    await end.click();
+    // The first click only arms the button: the session is still there.
+    const confirm = row.getByRole('button', { name: /^Confirm end session / });
+    await confirm.waitFor();
+    assert.equal(served(await hit('end-me-please-now')), served(first));
+    await confirm.click();
+    await row.waitFor({ state: 'detached' });
+    const again = await hit('end-me-please-now');
+    assert.equal(again.status, 200);
+    assert.notEqual(served(again), served(first), 'a new instance after the end');
+
+    await page.getByRole('link', { name: 'Instances' }).click();
+    const name = served(again) as string;
+    assert.ok(name);
+    const instance = page.locator(`tr[data-instance="${name}"]`);
+    await instance.getByRole('button', { name: `Delete instance ${name}` }).click();
+    await instance.getByRole('button', { name: `Confirm delete instance ${name}` }).click();
+    await instance.waitFor({ state: 'detached' });
+    const third = await hit('end-me-please-now');
+    assert.equal(third.status, 200);
+    assert.notEqual(served(third), name, 'a new instance after the delete');
+    assert.deepEqual(errors, []);
+    assert.deepEqual(refused, [], 'the console made no call the API refused');
+  });
 });

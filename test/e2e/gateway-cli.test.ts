@@ -7,13 +7,17 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
-import { LOOPBACK_PORTS } from './helpers/gateway-process.ts';
+import { ADMIN_AUTH, ADMIN_TOKEN, LOOPBACK_PORTS } from './helpers/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
 
 /** Secrets from the environment, so no test writes `.tether/gateway` into the repository (one test uses --data). */
-const SECRETS = { TETHER_CLAIM_SECRET: 'c'.repeat(64), TETHER_SESSION_SECRET: 's'.repeat(64) };
+const SECRETS = {
+  TETHER_CLAIM_SECRET: 'c'.repeat(64),
+  TETHER_SESSION_SECRET: 's'.repeat(64),
+  TETHER_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+};
 
 function runCli(
   args: string[],
@@ -27,6 +31,7 @@ function runCli(
       TETHER_LOG_LEVEL: 'info',
       TETHER_CLAIM_SECRET: undefined,
       TETHER_SESSION_SECRET: undefined,
+      TETHER_GATEWAY_ADMIN_TOKEN: undefined,
       ...env,
     },
   });
@@ -76,6 +81,7 @@ describe('tether gateway (command line)', () => {
       '--session-store',
       '--max-instances',
       '--admin-token',
+      '--insecure-open-admin',
       '--data',
       '--signed-session-keys',
       '--secure-cookies',
@@ -111,7 +117,9 @@ describe('tether gateway (command line)', () => {
     assert.match(r.body, /^Hello World!\n\nCookies:\n {2}Name: {2}app\n {2}Value: 11\n\nRaw Cookie Header: app=11\n/);
     const p = await send(publicUrl, { host: 'ai-agent-pause.default.example.com', headers: { cookie: 'test=11' } });
     assert.equal(p.status, 200);
-    const instances = JSON.parse((await send(adminUrl, { path: '/_tether/instances' })).body) as AdminInstance[];
+    const instances = JSON.parse(
+      (await send(adminUrl, { path: '/_tether/instances', headers: { ...ADMIN_AUTH } })).body,
+    ) as AdminInstance[];
     assert.equal(instances.filter((i) => i.service === 'ai-agent-pause' && i.warm).length >= 2, true);
     const pids = instances.map((i) => i.pid).filter((x): x is number => x !== null);
     run.child.kill('SIGTERM');
@@ -143,7 +151,9 @@ describe('tether gateway (command line)', () => {
     const bound = await send(publicUrl, { host: 'orph.default.example.com', headers: { cookie: 'orph=k1' } });
     assert.equal(bound.status, 200);
     const instances = await waitFor('warm pool refilled', async () => {
-      const list = JSON.parse((await send(adminUrl, { path: '/_tether/instances' })).body) as AdminInstance[];
+      const list = JSON.parse(
+        (await send(adminUrl, { path: '/_tether/instances', headers: { ...ADMIN_AUTH } })).body,
+      ) as AdminInstance[];
       return list.filter((i) => i.pid !== null && i.state !== 'starting').length === 3 ? list : undefined;
     });
     const pids = instances.map((i) => i.pid).filter((x): x is number => x !== null);
@@ -201,14 +211,19 @@ describe('tether gateway (command line)', () => {
         (await send(publicUrl, { host: 'named.default.example.com', headers: { cookie: 'app=11' } })).status,
         200,
       );
-      const [s] = JSON.parse((await send(adminUrl, { path: '/_tether/sessions' })).body) as Array<{ claim: string }>;
+      // No token given: the gateway generated one into --data; the admin API needs it.
+      const token = readFileSync(join(dir, 'admin.token'), 'utf8').trim();
+      const auth = { authorization: `Bearer ${token}` };
+      const [s] = JSON.parse((await send(adminUrl, { path: '/_tether/sessions', headers: auth })).body) as Array<{
+        claim: string;
+      }>;
       run.child.kill('SIGTERM');
       await once(run.child, 'exit');
       return { claim: s?.claim as string, out: run.out() + run.err() };
     };
     const first = await claimOnce(data);
     assert.match(first.claim, /^named-[0-9a-f]{32}$/);
-    for (const name of ['claim.secret', 'session.secret']) {
+    for (const name of ['claim.secret', 'session.secret', 'admin.token']) {
       const path = join(data, name);
       assert.equal(statSync(path).mode & 0o777, 0o600, name);
       const secret = readFileSync(path, 'utf8').trim();

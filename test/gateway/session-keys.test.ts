@@ -27,21 +27,53 @@ function get(gw: Gateway, host: string, headers: Record<string, string> = {}, pa
 }
 
 describe('session keys', () => {
-  it('forwards the first request of a new session with its cookie, keeping the other cookies', async (t) => {
+  it("forwards a new session's first request with the Cookie header as sent and its key in X-Session-Key", async (t) => {
     const gw = await startTestGateway(t, YAML);
-    const first = await get(gw, HOST, { cookie: 'theme=dark; other=1' });
+    const first = await get(gw, HOST, { cookie: 'theme=dark; other=1', 'x-session-key': '' });
     const key = newKey(first);
     assert.ok(key, 'Set-Cookie with the new key');
-    assert.equal(env(first).headers.cookie, `theme=dark; other=1; app=${key}`);
+    assert.equal(env(first).headers.cookie, 'theme=dark; other=1', 'the Cookie header as the client sent it');
+    assert.equal(env(first).headers['x-session-key'], key);
     const none = await get(gw, HOST);
-    assert.equal(env(none).headers.cookie, `app=${newKey(none)}`);
+    assert.equal(env(none).headers.cookie, undefined);
+    assert.equal(env(none).headers['x-session-key'], newKey(none));
+    // The session's next request: the cookie the client now sends, and no X-Session-Key of the gateway's.
+    const next = await get(gw, HOST, { cookie: `theme=dark; app=${key}` });
+    assert.equal(next.headers['set-cookie'], undefined);
+    assert.equal(env(next).pid, env(first).pid);
+    assert.equal(env(next).headers.cookie, `theme=dark; app=${key}`);
+    assert.equal(env(next).headers['x-session-key'], undefined);
     // The same on the node:http path (HTTP/1.0 goes there).
     const c = await rawClient(t, gw.publicUrl);
-    c.write(`GET /env HTTP/1.0\r\nHost: ${HOST}\r\n\r\n`, 'GET');
+    c.write(`GET /env HTTP/1.0\r\nHost: ${HOST}\r\nCookie: theme=light\r\n\r\n`, 'GET');
     const [slow] = await c.read();
     const slowKey = /^app=([^;]+);/.exec(slow?.headers['set-cookie'] ?? '')?.[1];
     assert.ok(slowKey);
-    assert.equal((JSON.parse(String(slow?.body)) as Env).headers.cookie, `app=${slowKey}`);
+    const slowEnv = JSON.parse(String(slow?.body)) as Env;
+    assert.equal(slowEnv.headers.cookie, 'theme=light');
+    assert.equal(slowEnv.headers['x-session-key'], slowKey);
+  });
+
+  it('with tether.dev/add-session-cookie adds the new key to the Cookie header of the first request', async (t) => {
+    const gw = await startTestGateway(
+      t,
+      serviceYaml('adds', {
+        'serving.knative.dev/session-affinity-cookie': 'app',
+        'tether.dev/add-session-cookie': 'true',
+      }),
+    );
+    const first = await get(gw, 'adds.default.example.com', { cookie: 'theme=dark; other=1' });
+    const key = newKey(first);
+    assert.ok(key);
+    assert.equal(env(first).headers.cookie, `theme=dark; other=1; app=${key}`);
+    assert.equal(env(first).headers['x-session-key'], key);
+    const services = JSON.parse((await send(gw.adminUrl, { path: '/_tether/services' })).body) as Array<{
+      add_session_cookie: boolean;
+    }>;
+    assert.deepEqual(
+      services.map((s) => s.add_session_cookie),
+      [true],
+    );
   });
 
   it('without signed keys a client-chosen key is its session (Cookie: app=11)', async (t) => {
@@ -57,7 +89,8 @@ describe('session keys', () => {
     const chosen = await get(gw, SIGNED, { cookie: 'app=11' });
     const key = newKey(chosen);
     assert.ok(key && key !== '11', 'a chosen key gets a new signed one');
-    assert.equal(env(chosen).headers.cookie, `app=${key}`, 'the app never sees the chosen key');
+    assert.equal(env(chosen).headers.cookie, undefined, 'the app never sees the chosen key');
+    assert.equal(env(chosen).headers['x-session-key'], key);
     const again = await get(gw, SIGNED, { cookie: `app=${key}` });
     assert.equal(again.headers['set-cookie'], undefined);
     assert.equal(env(again).pid, env(chosen).pid);
@@ -67,8 +100,10 @@ describe('session keys', () => {
     assert.ok(newKey(f) && newKey(f) !== forged);
     assert.notEqual(env(f).pid, env(chosen).pid);
     // A chosen X-Session-Key or Authorization is no session either; a signed X-Session-Key is.
-    const x = await get(gw, SIGNED, { 'x-session-key': '11' });
+    const x = await get(gw, SIGNED, { 'x-session-key': '11', cookie: 'theme=dark; app=11' });
     assert.ok(newKey(x));
+    assert.equal(env(x).headers['x-session-key'], newKey(x), 'the chosen X-Session-Key is replaced');
+    assert.equal(env(x).headers.cookie, 'theme=dark', 'the unsigned app= pair is dropped, the rest kept');
     const auth = await get(gw, SIGNED, { authorization: 'Bearer 1' });
     assert.ok(newKey(auth));
     const viaHeader = await get(gw, SIGNED, { 'x-session-key': key });

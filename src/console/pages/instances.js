@@ -1,11 +1,30 @@
 // Instances page: state, pid, uptime, warm or bound, and an instance's recent output lines (stderr
-// marked), updated every 2 s. A failed start's stderr is in the gateway's log and its 503.
+// marked), updated every 2 s. A failed start's stderr is in the gateway's log and its 503. "Delete" deletes
+// an instance and ends its sessions (a second click confirms).
+import { showError } from '../alert.js';
 import { fill, h, span, stateTag, table } from '../dom.js';
 import { poll } from './live.js';
 import { servicesOf } from './sessions.js';
 
 export function instancesPage(main, ctx) {
   let selected = null;
+  /** The instance whose Delete button was clicked once (the next click deletes it). */
+  let arming = null;
+  async function remove(i) {
+    if (arming !== i.name) {
+      arming = i.name;
+      live.again();
+      return;
+    }
+    arming = null;
+    try {
+      await ctx.gateway.deleteInstance(i.name);
+      showError(null);
+    } catch (err) {
+      showError(err);
+    }
+    live.again();
+  }
   const region = h('div', { 'aria-live': 'polite' });
   const logs = h('section', { class: 'panel', 'aria-labelledby': 'logs-title', hidden: true });
   main.append(h('h2', {}, 'Instances'), h('p', { class: 'hint' }, 'Live: refreshed every 2 seconds.'), region, logs);
@@ -52,6 +71,18 @@ export function instancesPage(main, ctx) {
                   },
                   selected === i.name ? 'Hide output' : 'Show output',
                 ),
+            },
+            {
+              label: 'Action',
+              cell: (i) =>
+                i.state === 'stopping'
+                  ? '—'
+                  : h(
+                      'button',
+                      { type: 'button', class: arming === i.name ? 'danger' : 'secondary', onclick: () => remove(i) },
+                      arming === i.name ? 'Confirm delete' : 'Delete',
+                      h('span', { class: 'sr-only' }, ` instance ${i.name}`),
+                    ),
             },
           ],
         }),

@@ -1,6 +1,7 @@
 // Sessions page: every live gateway session (the API's key prefix; the whole key only when asked, read with
 // ?reveal=keys then), its service, instance, agent (claim), state, idle deadline, expiry, last activity;
-// updated every 2 s.
+// updated every 2 s. "End" ends a session as an idle delete would (a second click confirms).
+import { showError } from '../alert.js';
 import { fill, h, parseDuration, stateTag, table, when } from '../dom.js';
 import { poll } from './live.js';
 
@@ -20,6 +21,23 @@ function idleDeadline(s, svc) {
 
 export function sessionsPage(main, ctx) {
   const revealed = new Set();
+  /** The row whose End button was clicked once (the next click ends it). */
+  let arming = null;
+  async function end(s) {
+    if (arming !== s.id) {
+      arming = s.id;
+      live.again();
+      return;
+    }
+    arming = null;
+    try {
+      await ctx.gateway.endSession(s.sessionId, s.service);
+      showError(null);
+    } catch (err) {
+      showError(err);
+    }
+    live.again();
+  }
   const region = h('div', { 'aria-live': 'polite' });
   main.append(
     h('h2', {}, 'Sessions'),
@@ -39,6 +57,7 @@ export function sessionsPage(main, ctx) {
       const byName = new Map(services.map((s) => [s.name, s]));
       const rows = sessions.map((s) => ({
         ...s,
+        sessionId: s.id,
         id: `${s.service}/${s.instance}/${s.key_prefix}`,
         svc: byName.get(s.service),
       }));
@@ -91,6 +110,16 @@ export function sessionsPage(main, ctx) {
                 s.expires_at ? when(s.expires_at) : s.svc?.idle_policy === 'delete' ? 'at idle deadline' : 'never',
             },
             { label: 'Last activity', cell: (s) => when(s.last_active) },
+            {
+              label: 'Action',
+              cell: (s) =>
+                h(
+                  'button',
+                  { type: 'button', class: arming === s.id ? 'danger' : 'secondary', onclick: () => end(s) },
+                  arming === s.id ? 'Confirm end' : 'End',
+                  h('span', { class: 'sr-only' }, ` session ${s.sessionId}`),
+                ),
+            },
           ],
         }),
       );

@@ -11,13 +11,14 @@ import { TetherError } from '../../common/errors.ts';
 import { clientAddress } from '../new-session-limit.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { newSessionCookie, resolveSessionKey, type SessionKeyPolicy, withSessionCookie } from '../session-key.ts';
+import { newSessionCookie, newSessionForward, resolveSessionKey, type SessionKeyPolicy } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
 import {
   codingsBeforeChunked,
   forwardHeaders,
   hasHeader,
   headerLines,
+  type NewSessionForward,
   type RequestHeaderScan,
   responseHeaders,
 } from './headers.ts';
@@ -106,15 +107,15 @@ export class Exchange implements UpstreamUser {
     this.#head = ''; // built in start(), once the session key is known
   }
 
-  /** The request head for the instance; `cookie` replaces the client's Cookie header when set. */
-  #buildHead(cookie: string | undefined): string {
+  /** The request head for the instance; `newSession` for a new session's first request. */
+  #buildHead(newSession: NewSessionForward | undefined): string {
     const scan = this.#scan;
     const fwd = forwardHeaders(this.#raw, {
       ip: this.client.remoteAddress ?? '',
       proto: 'http',
       host: scan.host,
       connection: scan.connection,
-      cookie,
+      newSession,
     });
     return (
       `${this.#method} ${this.#url} HTTP/1.1\r\n${headerLines(fwd)}` +
@@ -145,7 +146,7 @@ export class Exchange implements UpstreamUser {
     if (fresh) {
       // The client gets the key with the response, and the app sees it from this first request on.
       this.#setCookie = newSessionCookie(keys, cfg.cookieName, key, this.client.remoteAddress, scan.forwardedProto);
-      this.#head = this.#buildHead(withSessionCookie(scan.cookie, cfg.cookieName, key));
+      this.#head = this.#buildHead(newSessionForward(cfg, scan.cookie, key));
     } else this.#head = this.#buildHead(undefined);
     if (this.#pending !== null) this.#host.blockUpload(true); // body read while queued: no more until placed
     const s = scheduler.route(svc, key);

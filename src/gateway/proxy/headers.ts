@@ -1,9 +1,10 @@
 /**
  * @module
  * Header passes of the proxy: strip hop-by-hop headers (a frozen set, plus any the Connection header
- * names), append `X-Forwarded-For/Proto/Host`, and add the new session's `Set-Cookie` to a response.
- * Works on raw `[name, value, …]` arrays so the instance sees the client's headers (Cookie included)
- * unchanged; shared by the raw HTTP/1.1 path (http1-connection.ts) and the node:http slow path.
+ * names), append `X-Forwarded-For/Proto/Host`, give a new session's first request its `X-Session-Key`, and
+ * add the new session's `Set-Cookie` to a response. Works on raw `[name, value, …]` arrays so the instance
+ * sees the client's headers (Cookie included) unchanged; shared by the raw HTTP/1.1 path (http1-connection.ts)
+ * and the node:http slow path.
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -59,13 +60,22 @@ export interface ForwardedFrom {
   host: string | undefined;
   /** The request's Connection header (it may list more hop-by-hop names), or undefined. */
   connection: string | undefined;
-  /** When set, the Cookie header to send instead of the client's (a new session's first request). */
-  cookie?: string;
+  /** Set for a new session's first request (session-key.ts `newSessionForward`). */
+  newSession?: NewSessionForward;
+}
+
+/** What a new session's first request is forwarded with. */
+export interface NewSessionForward {
+  /** The Cookie header to send instead of the client's ('' = none); undefined keeps the client's as sent. */
+  cookie: string | undefined;
+  /** Sent as `X-Session-Key` in place of any the client sent: the app learns its new key from it. */
+  sessionKey: string;
 }
 
 /**
  * The headers to send to the instance, as a raw `[name, value, …]` array: hop-by-hop and Connection-listed
- * headers dropped, `X-Forwarded-*` appended (comma-joined to any the client sent).
+ * headers dropped, `X-Forwarded-*` appended (comma-joined to any the client sent); for a new session,
+ * `X-Session-Key` (and, when replaced, Cookie) set as `from.newSession` says.
  * @param raw the client's raw headers
  * @param from the client side (address, protocol, Host, Connection)
  * @param upgrade the Upgrade protocol to keep with `Connection: Upgrade` (WebSocket), or null
@@ -76,12 +86,16 @@ export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgr
   let xff: string | undefined;
   let xfp: string | undefined;
   let xfh: string | undefined;
+  const fresh = from.newSession;
+  const newCookie = fresh?.cookie;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     const value = raw[i + 1] as string;
     const lower = name.toLowerCase();
     if (HOP_BY_HOP.has(lower) || listed?.has(lower)) continue;
-    if (from.cookie !== undefined && lower === 'cookie') continue; // replaced below
+    if (fresh !== undefined && (lower === 'x-session-key' || (newCookie !== undefined && lower === 'cookie'))) {
+      continue; // replaced below
+    }
     if (lower.startsWith('x-forwarded-')) {
       if (lower === 'x-forwarded-for') xff = xff === undefined ? value : `${xff}, ${value}`;
       else if (lower === 'x-forwarded-proto') xfp = xfp === undefined ? value : `${xfp}, ${value}`;
@@ -93,7 +107,8 @@ export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgr
   }
   const { ip, proto } = from;
   const host = from.host ?? '';
-  if (from.cookie !== undefined) out.push('Cookie', from.cookie);
+  if (newCookie) out.push('Cookie', newCookie);
+  if (fresh !== undefined) out.push('X-Session-Key', fresh.sessionKey);
   out.push('X-Forwarded-For', xff === undefined ? ip : `${xff}, ${ip}`);
   out.push('X-Forwarded-Proto', xfp === undefined ? proto : `${xfp}, ${proto}`);
   out.push('X-Forwarded-Host', xfh === undefined ? host : `${xfh}, ${host}`);
@@ -105,15 +120,15 @@ export function forwardHeaders(raw: readonly string[], from: ForwardedFrom, upgr
  * `forwardHeaders` for a node:http request (the slow path and WebSocket upgrades).
  * @param req the client request
  * @param upgrade keep `Connection: Upgrade` and `Upgrade` (WebSocket)
- * @param cookie the Cookie header to send instead of the client's (a new session), or undefined
+ * @param newSession what a new session's first request carries, or undefined
  */
-export function requestHeaders(req: IncomingMessage, upgrade: boolean, cookie?: string): string[] {
+export function requestHeaders(req: IncomingMessage, upgrade: boolean, newSession?: NewSessionForward): string[] {
   const from: ForwardedFrom = {
     ip: req.socket.remoteAddress ?? '',
     proto: (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
     host: req.headers.host,
     connection: req.headers.connection,
-    cookie,
+    newSession,
   };
   return forwardHeaders(req.rawHeaders, from, upgrade ? (req.headers.upgrade ?? 'websocket') : null);
 }

@@ -11,9 +11,9 @@ import { TetherError } from '../../common/errors.ts';
 import { clientAddress } from '../new-session-limit.ts';
 import type { Router } from '../router.ts';
 import type { Scheduler } from '../scheduler.ts';
-import { newSessionCookie, resolveSessionKey, type SessionKeyPolicy, withSessionCookie } from '../session-key.ts';
+import { newSessionCookie, newSessionForward, resolveSessionKey, type SessionKeyPolicy } from '../session-key.ts';
 import type { ServiceState, SessionEntry } from '../state.ts';
-import { requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
+import { type NewSessionForward, requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
 import { hostFieldProblem, sendError, unknownHost } from './respond.ts';
 import type { TrustedProxies } from './trusted-proxies.ts';
 
@@ -32,8 +32,8 @@ export interface RequestKey {
   key: string;
   /** The `Set-Cookie` for the client (new session). */
   setCookie?: string;
-  /** The Cookie header for the instance, carrying the new key (new session). */
-  cookie?: string;
+  /** What the instance gets for a new session: its key as X-Session-Key (and the Cookie header to send). */
+  newSession?: NewSessionForward;
 }
 
 /** The session key of a node:http request and, for a new one, its `Set-Cookie` and forwarded Cookie. */
@@ -59,7 +59,7 @@ export function resolveRequestKey(req: IncomingMessage, svc: ServiceState, keys:
       req.socket.remoteAddress,
       typeof proto === 'string' ? proto : proto?.join(', '),
     ),
-    cookie: withSessionCookie(h.cookie, cfg.cookieName, key),
+    newSession: newSessionForward(cfg, h.cookie, key),
   };
 }
 
@@ -97,7 +97,11 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
         m.duration.observe((performance.now() - t0) / 1000);
       }
     };
-    const upstream = forwardRequest(req, inst, { upgrade: false, timeoutMs: proxyTimeoutMs, cookie: rk.cookie });
+    const upstream = forwardRequest(req, inst, {
+      upgrade: false,
+      timeoutMs: proxyTimeoutMs,
+      newSession: rk.newSession,
+    });
     if (upstream === null) {
       sendError(res, unforwardable());
       release();
@@ -199,8 +203,8 @@ export interface ForwardOptions {
   upgrade: boolean;
   /** Inactivity timeout (ms); 0 = none. */
   timeoutMs: number;
-  /** The Cookie header to send instead of the client's (a new session), or undefined. */
-  cookie?: string;
+  /** What a new session's first request carries, or undefined. */
+  newSession?: NewSessionForward;
 }
 
 /**
@@ -220,7 +224,7 @@ export function forwardRequest(
       port: inst.port,
       method: req.method,
       path: req.url,
-      headers: requestHeaders(req, o.upgrade, o.cookie) as unknown as Record<string, string>,
+      headers: requestHeaders(req, o.upgrade, o.newSession) as unknown as Record<string, string>,
       agent: false,
       timeout: timeoutMs > 0 ? timeoutMs : undefined,
     });

@@ -55,7 +55,7 @@ export function createUpgradeProxy(
     socket.once('close', release);
     socket.on('error', () => socket.destroy());
     (socket as Socket).setNoDelay?.(true);
-    const upstream = forwardRequest(req, inst, { upgrade: true, timeoutMs, cookie: rk.cookie });
+    const upstream = forwardRequest(req, inst, { upgrade: true, timeoutMs, newSession: rk.newSession });
     if (upstream === null) {
       sendSocketError(socket, unforwardable());
       return;

@@ -75,6 +75,9 @@ export function parseService(doc: unknown, file: string, document: number, optio
   const signedText = ann[ANNOTATIONS.signedKeys];
   if (signedText !== undefined && signedText !== 'true' && signedText !== 'false')
     fail(field('signedKeys'), `must be "true" or "false", got ${show(signedText)}`);
+  const addCookieText = ann[ANNOTATIONS.addSessionCookie] ?? 'false';
+  if (addCookieText !== 'true' && addCookieText !== 'false')
+    fail(field('addSessionCookie'), `must be "true" or "false", got ${show(addCookieText)}`);
   const policy = ann[ANNOTATIONS.idlePolicy] ?? SERVICE_DEFAULTS.idlePolicy;
   if (policy !== 'pause' && policy !== 'delete')
     fail(field('idlePolicy'), `must be "pause" or "delete", got ${show(policy)}`);
@@ -116,6 +119,7 @@ export function parseService(doc: unknown, file: string, document: number, optio
     affinity: affinityText === 'true',
     cookieName,
     signedSessionKeys: signedText === undefined ? null : signedText === 'true',
+    addSessionCookie: addCookieText === 'true',
     sessionTimeoutMs: duration('timeout') ?? SERVICE_DEFAULTS.sessionTimeoutMs,
     sessionExpiryMs: expiry ?? null,
     idlePolicy: policy as IdlePolicy,

@@ -25,6 +25,11 @@ export const ANNOTATIONS = Object.freeze({
   publicEgress: 'tether.dev/public-egress',
   /** Ours, not Knative's: only session keys the gateway issued (HMAC-signed) are accepted. */
   signedKeys: 'tether.dev/signed-session-keys',
+  /**
+   * Ours: "true" adds a new session's cookie to the Cookie header of its first forwarded request (by default
+   * that header goes as the client sent it, as the seed shows; the app reads the new key from X-Session-Key).
+   */
+  addSessionCookie: 'tether.dev/add-session-cookie',
 });
 
 /** The `resources.limits` key of the pids limit (Kubernetes has none of its own; the local runtime reads it). */
@@ -77,6 +82,11 @@ export interface ServiceConfig {
    * any key a client sends is its session; null = the gateway's default (`--signed-session-keys`).
    */
   signedSessionKeys: boolean | null;
+  /**
+   * `tether.dev/add-session-cookie`: a new session's first request reaches the app with `<cookie>=<key>` added
+   * to its Cookie header. False (the default): the Cookie header goes unchanged; the key is in X-Session-Key.
+   */
+  addSessionCookie: boolean;
   /** Idle timeout (ms); 0 = never idle. */
   sessionTimeoutMs: number;
   /** Absolute session life (ms), or null. */

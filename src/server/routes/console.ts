@@ -1,13 +1,15 @@
 /**
  * @module
  * The web console on the memory server: its static files under `/console/` (no key: they hold no
- * data), `/console/config.json`, and — under `tether up` — a read-only pass-through to the gateway admin
- * API (`/console/gateway/_tether/...`), so the page talks to one origin. The gateway still checks its
- * own admin token on every call; this route adds no access of its own.
+ * data), `/console/config.json`, and — under `tether up` — a pass-through to the gateway admin API
+ * (`/console/gateway/_tether/...`), so the page talks to one origin. Only the calls the console makes pass
+ * (console-gateway-paths.ts: an allow-list on the raw path); the gateway still checks its own admin token
+ * on every call, so this route adds no access of its own.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONSOLE_HEADERS, type ConsoleAsset, consoleAsset, consoleConfigAsset } from '../../common/console-assets.ts';
 import { notFound, unavailable } from '../../common/errors.ts';
+import { consoleGatewayTarget } from './console-gateway-paths.ts';
 
 /** Options of `consoleRoutes`. */
 export interface ConsoleRoutesOptions {
@@ -28,15 +30,17 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOpt
   app.get('/console/config.json', pub, async (_req, reply) =>
     send(reply, consoleConfigAsset({ memory: '', gateway: opts.gatewayAdminUrl?.() ? GATEWAY_PREFIX : null })),
   );
-  app.get(`${GATEWAY_PREFIX}/_tether/*`, pub, async (req, reply) => {
+  const passThrough = async (req: FastifyRequest, reply: FastifyReply) => {
     const admin = opts.gatewayAdminUrl?.();
     if (!admin) throw notFound(`path ${req.url.split('?')[0]}`);
-    const target = new URL(req.url.slice(GATEWAY_PREFIX.length), admin);
+    const target = consoleGatewayTarget(req.method, req.url.slice(GATEWAY_PREFIX.length));
+    if (typeof target !== 'string') throw target;
     const headers: Record<string, string> = {};
     if (req.headers.authorization) headers.authorization = req.headers.authorization;
     let res: Response;
     try {
-      res = await fetch(target, { headers, signal: AbortSignal.timeout(5000) });
+      // Appended, never resolved: the target is checked to hold no dot segment (console-gateway-paths.ts).
+      res = await fetch(`${admin}${target}`, { method: req.method, headers, signal: AbortSignal.timeout(5000) });
     } catch {
       throw unavailable('the gateway admin API does not answer', 2);
     }
@@ -45,7 +49,9 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOpt
       .status(res.status)
       .type(res.headers.get('content-type') ?? 'application/json')
       .send(body);
-  });
+  };
+  app.get(`${GATEWAY_PREFIX}/_tether/*`, pub, passThrough);
+  app.delete(`${GATEWAY_PREFIX}/_tether/*`, pub, passThrough);
   app.get('/console/*', pub, async (req, reply) => {
     const asset = consoleAsset(req.url.split('?')[0] as string);
     if (!asset) throw notFound(`path ${req.url.split('?')[0]}`);

@@ -1,8 +1,9 @@
 /**
  * @module
  * `tether gateway` as a child process for whole-process tests (a SIGKILL must really kill the gateway):
- * spawns it with deployment secrets in the environment, waits for its "gateway listening" line and
- * reads its admin API as JSON; or runs it to its exit (a refused flag). Used by the Redis e2e tests.
+ * spawns it with deployment secrets and the admin token in the environment (so nothing is written into the
+ * checkout's `.tether/gateway`), waits for its "gateway listening" line and reads its admin API as JSON with
+ * that token; or runs it to its exit (a refused flag). Used by the Redis e2e tests.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -12,7 +13,15 @@ import { send, waitFor } from '../../gateway/helpers/harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
-const SECRETS = { TETHER_CLAIM_SECRET: 'c'.repeat(64), TETHER_SESSION_SECRET: 's'.repeat(64) };
+/** The admin token every gateway these helpers start requires. */
+export const ADMIN_TOKEN = 'a'.repeat(64);
+/** Authorization for the admin API of a gateway these helpers start. */
+export const ADMIN_AUTH: Readonly<Record<string, string>> = Object.freeze({ authorization: `Bearer ${ADMIN_TOKEN}` });
+const SECRETS = {
+  TETHER_CLAIM_SECRET: 'c'.repeat(64),
+  TETHER_SESSION_SECRET: 's'.repeat(64),
+  TETHER_GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
+};
 
 /** The flags of a test gateway on loopback with ports the OS picks. */
 export const LOOPBACK_PORTS: readonly string[] = ['--port', '0', '--admin-port', '0', '--host', '127.0.0.1'];
@@ -65,7 +74,7 @@ export async function runGateway(args: string[]): Promise<GatewayRun> {
 
 /** GET an admin path, asserting 200, parsed. */
 export async function adminJson<T>(run: GatewayRun, path: string): Promise<T> {
-  const r = await send(run.adminUrl, { path });
+  const r = await send(run.adminUrl, { path, headers: { ...ADMIN_AUTH } });
   assert.equal(r.status, 200, r.body);
   return JSON.parse(r.body) as T;
 }
