@@ -12,41 +12,52 @@ import { E, type Queryable } from './queries.ts';
 const LAST_MS = 9e15;
 
 /**
- * A page of the groups' logs: per group a LATERAL index range (events_fact) in fold order with the
- * page's limit, so no group is read past what the page can hold. Ids compare bytewise (`COLLATE "C"`),
- * as the fold compares them.
+ * A page of the groups' logs in fold order. The cursor's fact is read first on its own, its index
+ * range (events_fact) starting at the cursor's ms; then the facts after it, each a LATERAL range with
+ * the page's limit, so no fact is read past what the page can hold. Ids compare bytewise
+ * (`COLLATE "C"`), as the fold compares them.
  */
 export async function readFactLog(db: Queryable, q: FactLogQuery): Promise<StoredEvent[]> {
-  let groups = q.groups;
   const after = q.after;
+  const asOf = q.asOf ?? LAST_MS;
+  let rest = q.groups;
+  const out: StoredEvent[] = [];
   if (after) {
-    const start = groups.findIndex((g) => g.subject === after.subject && g.predicate === after.predicate);
+    const start = rest.findIndex((g) => g.subject === after.subject && g.predicate === after.predicate);
     if (start < 0) return [];
-    groups = groups.slice(start);
+    rest = rest.slice(start + 1);
+    const first = await db.query<EventRow>(
+      `SELECT ${E} FROM events e
+       WHERE e.namespace = $1 AND e.subject = $2 AND e.predicate = $3 AND e.observed_at <= $4
+         AND e.observed_at >= $5 AND (e.observed_at, e.retraction, e.id COLLATE "C") > ($5, $6, $7 COLLATE "C")
+       ORDER BY e.observed_at, e.retraction, e.id COLLATE "C" LIMIT $8`,
+      [
+        q.namespace,
+        after.subject,
+        after.predicate,
+        asOf,
+        after.observedAt,
+        after.retraction ? 1 : 0,
+        after.id,
+        q.limit,
+      ],
+    );
+    for (const r of first.rows) out.push(rowToEvent(r));
   }
-  if (groups.length === 0 || q.limit <= 0) return [];
+  const room = q.limit - out.length;
+  if (rest.length === 0 || room <= 0) return out;
   const res = await db.query<EventRow>(
     `SELECT ${E} FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS g(s, p, i)
      CROSS JOIN LATERAL (
        SELECT * FROM events x
        WHERE x.namespace = $1 AND x.subject = g.s AND x.predicate = g.p AND x.observed_at <= $4
-         AND (g.i > 1 OR $5::bigint IS NULL OR x.observed_at > $5
-              OR (x.observed_at = $5 AND (x.retraction > $6 OR (x.retraction = $6 AND x.id COLLATE "C" > $7))))
-       ORDER BY x.observed_at, x.retraction, x.id COLLATE "C" LIMIT $8
+       ORDER BY x.observed_at, x.retraction, x.id COLLATE "C" LIMIT $5
      ) e
-     ORDER BY g.i, e.observed_at, e.retraction, e.id COLLATE "C" LIMIT $8`,
-    [
-      q.namespace,
-      groups.map((g) => g.subject),
-      groups.map((g) => g.predicate),
-      q.asOf ?? LAST_MS,
-      after?.observedAt ?? null,
-      after?.retraction ? 1 : 0,
-      after?.id ?? '',
-      q.limit,
-    ],
+     ORDER BY g.i, e.observed_at, e.retraction, e.id COLLATE "C" LIMIT $5`,
+    [q.namespace, rest.map((g) => g.subject), rest.map((g) => g.predicate), asOf, room],
   );
-  return res.rows.map(rowToEvent);
+  for (const r of res.rows) out.push(rowToEvent(r));
+  return out;
 }
 
 /** The groups' events (as of `asOf`), each group counted no further than the cap. */
