@@ -175,12 +175,22 @@ try {
     },
   ];
 
-  /** Waits (at most 60 s) until three whoami in a row answer within 50 ms: the server's queue is empty. */
+  /**
+   * Waits (at most 120 s) until B's backlog is gone (no more than 2 of its requests unanswered, three
+   * times in a row) and a small remember of A answers within 50 ms: the writer's queue is free again.
+   */
+  let inflight: ((n: number) => void) | null = null;
+  const askInflight = () =>
+    new Promise<number>((resolve) => {
+      inflight = resolve;
+      tenantB?.stdin?.write('inflight\n');
+    });
   const settled = async () => {
-    for (let fast = 0, tries = 0; fast < 3 && tries < 600; tries++) {
+    for (let calm = 0, tries = 0; calm < 3 && tries < 1200; tries++) {
       const t0 = performance.now();
-      await api('GET', '/v1/whoami', keyA);
-      fast = performance.now() - t0 < 50 ? fast + 1 : 0;
+      await api('POST', '/v1/memories', keyA, { subject: 'settle', predicate: 'note', value: `s${tries % 4}` });
+      const fast = performance.now() - t0 < 50;
+      calm = fast && (await askInflight()) <= 2 ? calm + 1 : 0;
       await sleep(100);
     }
   };
@@ -203,7 +213,11 @@ try {
   const out = createInterface({ input: tenantB.stdout! });
   const lines: string[] = [];
   const readyOrResult = new Promise<void>((resolve) =>
-    out.on('line', (l) => (l === 'ready' ? resolve() : lines.push(l))),
+    out.on('line', (l) => {
+      if (l === 'ready') resolve();
+      else if (l.startsWith('inflight ')) inflight?.(Number(l.slice(9)));
+      else lines.push(l);
+    }),
   );
   await readyOrResult;
   const windows: { name: string; from: number; to: number; ms: number; sent: number }[] = [];

@@ -3,8 +3,8 @@
  * Tenant B of bench:fairness, in its own process (so the bench's own work for tenant A never delays
  * B's clock): one request every `rateMs`, cycling recall (one fact), remember (a new value of
  * `note`) and whoami, each timed from its send. Usage:
- * `node --import tsx bench/lib/steady-tenant.ts <url> <key> <rateMs>`; runs until stdin says `stop`
- * (or closes), then prints one JSON line: every sample `[sentAtEpochMs, latencyMs, kind, status]`
+ * `node --import tsx bench/lib/steady-tenant.ts <url> <key> <rateMs>`; answers `inflight` on stdin with
+ * `inflight <n>` (its requests not answered yet); runs until stdin says `stop` (or closes), then prints one JSON line: every sample `[sentAtEpochMs, latencyMs, kind, status]`
  * and the values it remembered.
  */
 import { Agent, request } from 'node:http';
@@ -16,7 +16,7 @@ if (!url || !key) {
   process.exit(2);
 }
 const rateMs = Number(rateText ?? 20);
-const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+const agent = new Agent({ keepAlive: true, maxSockets: 32 });
 const base = new URL(url);
 
 /** One request; resolves with its status once the whole answer was read. */
@@ -91,13 +91,16 @@ async function stop(): Promise<void> {
   stopping = true;
   clearInterval(timer);
   await Promise.all([...inFlight]);
-  process.stdout.write(`${JSON.stringify({ samples, remembered })}\n`);
   agent.destroy();
-  process.exit(0);
+  // A pipe's write is asynchronous: exit once it is flushed, or the line is cut.
+  process.stdout.write(`${JSON.stringify({ samples, remembered })}\n`, () => process.exit(0));
 }
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (d) => {
-  if (String(d).includes('stop')) void stop();
+  const text = String(d);
+  if (text.includes('stop')) void stop();
+  // The bench asks between rows: B's requests not answered yet (its backlog).
+  else if (text.includes('inflight')) process.stdout.write(`inflight ${inFlight.size}\n`);
 });
 process.stdin.on('end', () => void stop());
 call('POST', '/v1/memories', { subject: 'b-proj', predicate: 'note', value: 'steady' }).then(
