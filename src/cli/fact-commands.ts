@@ -9,6 +9,9 @@ import { apiRequest, type MemoryClientFlags, memoryKeyOf } from './api-client.ts
 import { memoryClientOptions } from './client-options.ts';
 import { type Column, print, printRecord } from './output.ts';
 
+/** Events asked for per history page (the most the server gives). */
+const HISTORY_PAGE = 1000;
+
 interface FactFlags extends MemoryClientFlags {
   namespace?: string;
 }
@@ -99,11 +102,18 @@ export function registerFactCommands(program: Command): void {
     .argument('<subject>')
     .argument('<predicate>')
     .action(async (subject: string, predicate: string, flags: FactFlags) => {
-      const answer = (await apiRequest(flags.url, '/v1/memories/history', {
-        bearer: memoryKeyOf(flags),
-        query: { namespace: flags.namespace, subject, predicate },
-      })) as { events: EventRow[] };
-      print(flags, answer, answer.events, EVENT_COLUMNS, '(no events)');
+      // The server answers a page at a time; follow `next` to the last page.
+      const events: EventRow[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = (await apiRequest(flags.url, '/v1/memories/history', {
+          bearer: memoryKeyOf(flags),
+          query: { namespace: flags.namespace, subject, predicate, limit: String(HISTORY_PAGE), cursor },
+        })) as { events: EventRow[]; next: string | null };
+        events.push(...page.events);
+        cursor = page.next ?? undefined;
+      } while (cursor !== undefined);
+      print(flags, { events, next: null }, events, EVENT_COLUMNS, '(no events)');
     });
 
   withNamespace(program.command('remember').description('remember one fact'))

@@ -39,8 +39,18 @@ export function memoryApi(base, key) {
     mintKey: (body) => call(base, '/v1/keys', { method: 'POST', bearer: key, body }),
     revokeKey: (id) => call(base, `/v1/keys/${encodeURIComponent(id)}`, { method: 'DELETE', bearer: key }),
     recall: async (namespace, query) => (await get('/v1/memories', { namespace, ...query })).beliefs,
-    history: async (namespace, subject, predicate) =>
-      (await get('/v1/memories/history', { namespace, subject, predicate })).events,
+    // History comes a page at a time: follow `next`, at most 10 pages of 1,000 for one timeline.
+    history: async (namespace, subject, predicate) => {
+      const events = [];
+      let cursor;
+      for (let page = 0; page < 10; page++) {
+        const answer = await get('/v1/memories/history', { namespace, subject, predicate, limit: 1000, cursor });
+        events.push(...answer.events);
+        if (!answer.next) break;
+        cursor = answer.next;
+      }
+      return events;
+    },
     registry: async (namespace) => (await get('/v1/registry', { namespace })).predicates,
     workingState: (namespace) => get('/v1/working-state', { namespace }),
     lease: (namespace) => get('/v1/lease', { namespace }),

@@ -37,34 +37,52 @@ export function compareEvents(a: StoredEvent, b: StoredEvent): number {
  */
 export function foldFact(events: readonly StoredEvent[], cardinality: 'single' | 'multi', asOf?: number): Belief[] {
   const ordered = events.filter((e) => asOf === undefined || e.observedAt <= asOf).sort(compareEvents);
-  return cardinality === 'single' ? foldSingle(ordered) : foldMulti(ordered);
+  const fold = new FactFold(cardinality);
+  for (const e of ordered) fold.add(e);
+  return fold.beliefs();
 }
 
-function foldSingle(ordered: StoredEvent[]): Belief[] {
-  let current: Belief | null = null;
-  for (const e of ordered) {
-    if (e.retraction) {
-      if (current && (e.valueKey === null || e.valueKey === current.event.valueKey)) current = null;
-      continue;
-    }
-    if (current && current.event.valueKey === e.valueKey) continue; // restatement keeps the first
-    current = { event: e, replaced: current ? replacedBy(current) : [] };
+/**
+ * The fold of one fact fed event by event, in fold order: a log read page by page (`recall.ts`)
+ * folds as it reads, holding only the beliefs, never the whole log.
+ */
+export class FactFold {
+  readonly #single: boolean;
+  /** single: the held belief, if any. */
+  #current: Belief | null = null;
+  /** multi: the held values by value key, oldest first. */
+  readonly #held = new Map<string, Belief>();
+
+  constructor(cardinality: 'single' | 'multi') {
+    this.#single = cardinality === 'single';
   }
-  return current ? [current] : [];
-}
 
-function foldMulti(ordered: StoredEvent[]): Belief[] {
-  const held = new Map<string, Belief>();
-  for (const e of ordered) {
+  /** Takes the next event; events must come in fold order (`compareEvents`). */
+  add(e: StoredEvent): void {
+    if (this.#single) {
+      const current = this.#current;
+      if (e.retraction) {
+        if (current && (e.valueKey === null || e.valueKey === current.event.valueKey)) this.#current = null;
+        return;
+      }
+      if (current && current.event.valueKey === e.valueKey) return; // restatement keeps the first
+      this.#current = { event: e, replaced: current ? replacedBy(current) : [] };
+      return;
+    }
     if (e.retraction) {
-      if (e.valueKey === null) held.clear();
-      else held.delete(e.valueKey);
-      continue;
+      if (e.valueKey === null) this.#held.clear();
+      else this.#held.delete(e.valueKey);
+      return;
     }
     const key = e.valueKey as string;
-    if (!held.has(key)) held.set(key, { event: e, replaced: [] });
+    if (!this.#held.has(key)) this.#held.set(key, { event: e, replaced: [] });
   }
-  return [...held.values()];
+
+  /** What is believed after the events added so far, oldest first. */
+  beliefs(): Belief[] {
+    if (this.#single) return this.#current ? [this.#current] : [];
+    return [...this.#held.values()];
+  }
 }
 
 /** Splits a mixed list of events into groups keyed `subject\u0000predicate`, keeping order. */

@@ -2,16 +2,19 @@
  * @module
  * The memory engine's read side: exact recall, text search that folds before answering (so it never
  * returns a superseded or retracted value), and history. Every read may be asked "as of T"
- * (observed_at), using the registry rule in force at T. An `as_of` read folds event logs, so it reads
- * at most `maxScanEvents` events, in slices that yield to the event loop between them (one request
- * cannot hold the server for the others); past the cap it is refused, saying so. Knows nothing of HTTP.
+ * (observed_at), using the registry rule in force at T. Every read is bounded before it starts: an
+ * `as_of` read counts the events it would fold (observed at or before T, the count itself stopping
+ * past the cap) and is refused, saying so, above `maxScanEvents`; then it reads the logs page by page
+ * in fold order and folds as it reads, yielding between pages. History answers one page and a cursor.
+ * Knows nothing of HTTP.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
 import { words } from '../common/words.ts';
-import type { PredicateDef, Store, StoredEvent } from '../store/store.ts';
-import { type Belief, compareEvents, foldFact, groupByFact } from './fold.ts';
+import type { LogPosition } from '../store/log-reads.ts';
+import type { FactKey, PredicateDef, Store, StoredEvent } from '../store/store.ts';
+import { type Belief, FactFold } from './fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
@@ -38,8 +41,22 @@ export const MAX_QUERY = 512;
 /** Most events one `as_of` read folds. */
 export const MAX_SCAN_EVENTS = 20_000;
 
-/** Facts whose logs are read per slice of an `as_of` search, between two turns of the event loop. */
-const SLICE_FACTS = 100;
+/** Events per page of an `as_of` read's logs, folded between two turns of the event loop. */
+const LOG_PAGE = 2000;
+
+/** Events a history page holds unless asked for fewer or more. */
+export const HISTORY_LIMIT = 100;
+
+/** Most events one history page holds. */
+export const MAX_HISTORY_LIMIT = 1000;
+
+/** Which page of a fact's history: at most `limit` events after `after` (a `next` of an earlier page). */
+export interface HistoryPage {
+  /** @default 100 */
+  limit?: number;
+  /** The fold-order place of the last event of the page before. */
+  after?: Omit<LogPosition, 'subject' | 'predicate'>;
+}
 
 /** 400 for an `as_of` read that would fold more than `max` events. */
 function scanCap(max: number) {
@@ -95,74 +112,103 @@ export class MemoryReader {
     f: { namespace: string; subject?: string; predicate?: string },
     terms: string[] | null,
   ): Promise<Belief[]> {
-    const tenant = tenantOf(query.namespace);
-    let groups: Map<string, StoredEvent[]>;
-    if (terms) {
-      const hits = await this.#store.searchEvents(
-        query.namespace,
-        terms,
-        Math.min(this.#maxScan, Math.max(500, query.limit * 20)),
-      );
-      const keys = new Map<string, { subject: string; predicate: string }>();
-      for (const h of hits) {
-        if (f.subject !== undefined && h.subject !== f.subject) continue;
-        if (f.predicate !== undefined && h.predicate !== f.predicate) continue;
-        keys.set(`${h.subject}\u0000${h.predicate}`, { subject: h.subject, predicate: h.predicate });
-      }
-      // In slices, yielding between them, and no further than the cap.
-      const facts = [...keys.values()];
-      const events: StoredEvent[] = [];
-      for (let i = 0; i < facts.length; i += SLICE_FACTS) {
-        if (i > 0) await nextTurn();
-        for (const e of await this.#store.groupEvents(query.namespace, facts.slice(i, i + SLICE_FACTS))) events.push(e);
-        if (events.length > this.#maxScan) throw scanCap(this.#maxScan);
-      }
-      groups = groupByFact(events);
-    } else {
-      const maxGroups = f.subject !== undefined && f.predicate !== undefined ? 1 : query.limit;
-      groups = groupByFact(
-        await this.#store.factEvents({
-          namespace: query.namespace,
-          subject: f.subject,
-          predicate: f.predicate,
-          maxGroups,
-        }),
-      );
-      let scanned = 0;
-      for (const log of groups.values()) scanned += log.length;
-      if (scanned > this.#maxScan) throw scanCap(this.#maxScan);
-    }
+    const asOf = query.asOf as number;
+    const groups = terms ? await this.#searchedFacts(query, f, terms) : await this.#listedFacts(query, f);
+    // Bounded before it starts: counted (no further than the cap) before any event is read.
+    const max = this.#maxScan;
+    const base = { namespace: query.namespace, groups, asOf };
+    if ((await this.#store.countFactEvents({ ...base, max })) > max) throw scanCap(max);
     const out: Belief[] = [];
-    let folded = 0;
-    for (const log of groups.values()) {
-      // Folding is work too: yield after every slice's worth of events.
-      folded += log.length;
-      if (folded > SLICE_FACTS * 20) {
-        folded = 0;
-        await nextTurn();
-      }
-      const first = log[0] as StoredEvent;
-      const cardinality = await this.#registries.cardinalityOf(tenant, first.predicate, query.asOf);
-      for (const b of foldFact(log, cardinality, query.asOf)) {
+    const keep = (beliefs: Belief[]) => {
+      for (const b of beliefs) {
         // a search answers with what was believed: a hit on a superseded or retracted value is dropped
         if (terms && !eventMatches(b.event, terms)) continue;
         if (query.minConfidence !== undefined && b.event.confidence < query.minConfidence) continue;
         if (query.kind !== undefined && b.event.kind !== query.kind) continue;
         out.push(b);
       }
+    };
+    const tenant = tenantOf(query.namespace);
+    let fold = null as { key: string; fold: FactFold } | null;
+    let after: LogPosition | undefined;
+    for (let read = 0; ; ) {
+      const page = await this.#store.factLog({ ...base, after, limit: LOG_PAGE });
+      read += page.length;
+      // Writes between pages may add events to the logs: still no further than the cap.
+      if (read > max) throw scanCap(max);
+      for (const e of page) {
+        const key = `${e.subject}\u0000${e.predicate}`;
+        if (fold?.key !== key) {
+          if (fold) keep(fold.fold.beliefs());
+          fold = { key, fold: new FactFold(await this.#registries.cardinalityOf(tenant, e.predicate, asOf)) };
+        }
+        fold.fold.add(e);
+      }
+      if (page.length < LOG_PAGE) break;
+      after = page[page.length - 1] as StoredEvent;
+      await nextTurn(); // the next page after other requests had their turn
     }
+    if (fold) keep(fold.fold.beliefs());
     if (terms) out.sort((a, b) => (a.event.id < b.event.id ? 1 : a.event.id > b.event.id ? -1 : 0));
     return out.slice(0, query.limit);
   }
 
-  /** Every event of one (subject, predicate), oldest first in fold order. */
-  async history(namespace: string, subjectText: string, predicateText: string): Promise<StoredEvent[]> {
+  /** The facts an `as_of` search folds: those with matching events (held or not), newest hit first. */
+  async #searchedFacts(
+    query: RecallQuery,
+    f: { subject?: string; predicate?: string },
+    terms: string[],
+  ): Promise<FactKey[]> {
+    const hits = await this.#store.searchEvents(
+      query.namespace,
+      terms,
+      Math.min(this.#maxScan, Math.max(500, query.limit * 20)),
+    );
+    const keys = new Map<string, FactKey>();
+    for (const h of hits) {
+      if (f.subject !== undefined && h.subject !== f.subject) continue;
+      if (f.predicate !== undefined && h.predicate !== f.predicate) continue;
+      keys.set(`${h.subject}\u0000${h.predicate}`, { subject: h.subject, predicate: h.predicate });
+    }
+    return [...keys.values()];
+  }
+
+  /** The facts an `as_of` recall folds: the one named, or the first `limit` matching (index seeks). */
+  async #listedFacts(query: RecallQuery, f: { namespace: string; subject?: string; predicate?: string }) {
+    if (f.subject !== undefined && f.predicate !== undefined) return [{ subject: f.subject, predicate: f.predicate }];
+    const groups = await this.#store.factGroups({ ...f, limit: query.limit, maxSteps: this.#maxScan });
+    if (!groups) throw scanCap(this.#maxScan);
+    return groups;
+  }
+
+  /**
+   * One page of the events of one (subject, predicate), oldest first in fold order.
+   * @returns the events and where the next page starts (null after the last page)
+   */
+  async history(
+    namespace: string,
+    fact: { subject: string; predicate: string },
+    page: HistoryPage = {},
+  ): Promise<{ events: StoredEvent[]; next: Omit<LogPosition, 'subject' | 'predicate'> | null }> {
+    const limit = page.limit ?? HISTORY_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) {
+      throw invalidRequest('limit', `must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`);
+    }
     const tenant = tenantOf(namespace);
     const registry = await this.#registries.current(tenant);
-    const def = await this.#readDef(tenant, registry, predicateText);
-    const subject = normalizeSubject(subjectText);
-    const log = await this.#store.groupEvents(namespace, [{ subject, predicate: def.name }]);
-    return log.sort(compareEvents);
+    const def = await this.#readDef(tenant, registry, fact.predicate);
+    const key = { subject: normalizeSubject(fact.subject), predicate: def.name };
+    // One more than asked: whether a next page exists is known without reading an empty one.
+    const events = await this.#store.factLog({
+      namespace,
+      groups: [key],
+      after: page.after && { ...key, ...page.after },
+      limit: limit + 1,
+    });
+    if (events.length <= limit) return { events, next: null };
+    events.length = limit;
+    const last = events[limit - 1] as StoredEvent;
+    return { events, next: { observedAt: last.observedAt, retraction: last.retraction, id: last.id } };
   }
 
   /** A predicate as named by a read: the rule in force, else any older version (it may have been removed). */

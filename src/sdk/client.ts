@@ -18,6 +18,7 @@ import type { LeaseJson, ResumeJson } from './resume-types.ts';
 import type {
   BeliefJson,
   EventJson,
+  HistoryOptions,
   PredicateJson,
   RecallInput,
   RememberResultJson,
@@ -146,9 +147,39 @@ export class TetherClient {
     return this.#call('GET', `/v1/memories?${queryString(query)}`);
   }
 
-  /** Every event of one subject/predicate, oldest first. */
-  history(subject: string, predicate: string, namespace?: string): Promise<{ events: EventJson[] }> {
-    return this.#call('GET', `/v1/memories/history?${queryString({ subject, predicate, namespace })}`);
+  /**
+   * One page of the events of one subject/predicate, oldest first: at most `limit` (default 100, at
+   * most 1000) and `next`, the `cursor` of the page after (null on the last page).
+   * @param options a namespace (text), or the namespace, page size and cursor
+   * @example
+   * let page = await client.history('alice', 'note', { limit: 1000 });
+   * while (page.next) page = await client.history('alice', 'note', { limit: 1000, cursor: page.next });
+   */
+  history(
+    subject: string,
+    predicate: string,
+    options: string | HistoryOptions = {},
+  ): Promise<{ events: EventJson[]; next: string | null }> {
+    const o = typeof options === 'string' ? { namespace: options } : options;
+    return this.#call('GET', `/v1/memories/history?${queryString({ subject, predicate, ...o })}`);
+  }
+
+  /**
+   * Every event of one subject/predicate, oldest first, page by page (`history` following `next`).
+   * @example
+   * for await (const e of client.historyAll('alice', 'note')) console.log(e.value);
+   */
+  async *historyAll(
+    subject: string,
+    predicate: string,
+    options: Omit<HistoryOptions, 'cursor'> = {},
+  ): AsyncGenerator<EventJson> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.history(subject, predicate, { limit: 1000, ...options, cursor });
+      yield* page.events;
+      cursor = page.next ?? undefined;
+    } while (cursor !== undefined);
   }
 
   /** Retracts one value, or all when `value` is omitted. */

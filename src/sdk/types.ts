@@ -29,6 +29,15 @@ export interface ActorJson {
 }
 
 /** One stored event. */
+/** Which page of a fact's history (`MemoryClient.history`). */
+export interface HistoryOptions {
+  namespace?: string;
+  /** Events per page, 1..1000. @default 100 */
+  limit?: number;
+  /** The `next` of the page before. */
+  cursor?: string;
+}
+
 export interface EventJson {
   id: string;
   namespace: string;

@@ -21,6 +21,7 @@ import { BodyBudget, installBodyBudget } from './body-budget.ts';
 import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
 import { resumeCalls } from './calls/resume-calls.ts';
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
+import { LoopWatch } from './loop-watch.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
@@ -76,6 +77,8 @@ export interface MemoryServerOptions {
   turnTokenLimit?: number;
   /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
   metricsToken?: string;
+  /** A request in flight while the event loop was held longer than this is named in a warning, ms. @default 100 */
+  loopHoldWarnMs?: number;
 }
 
 /** A built memory server and the parts tests may want. */
@@ -93,6 +96,8 @@ export interface MemoryServer {
   routes: readonly RegisteredRoute[];
   /** Request body bytes in work and requests waiting for room. */
   bodyBudget: BodyBudget;
+  /** The event-loop lag sampler (stopped when the app closes). */
+  loopWatch: LoopWatch;
 }
 
 /** A registered route: what OpenAPI is generated from (checked against it by test/server/openapi.test.ts). */
@@ -168,6 +173,13 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     }
   });
   app.addHook('onClose', async () => unsubscribe?.());
+  const loopWatch = new LoopWatch({
+    histogram: metrics.loopDelay,
+    log: options.log,
+    thresholdMs: options.loopHoldWarnMs,
+  });
+  loopWatch.start();
+  app.addHook('onClose', async () => loopWatch.stop());
 
   const calls = memoryCalls({ engine, reader, registries, onAppend: (n) => metrics.eventsAppended.inc(n) });
 
@@ -203,7 +215,18 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   app.addHook('onSend', async (_req, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+  const spans = new WeakMap<object, ReturnType<LoopWatch['begin']>>();
+  app.addHook('onRequest', async (req) => {
+    spans.set(req, loopWatch.begin(req.method, req.routeOptions.url ?? 'unknown'));
+  });
+  const ended = (req: object) => {
+    const span = spans.get(req);
+    if (span) loopWatch.end(span);
+    spans.delete(req);
+  };
+  app.addHook('onRequestAbort', async (req) => ended(req));
   app.addHook('onResponse', async (req, reply) => {
+    ended(req);
     metrics.requestDuration.observe(
       { method: req.method, route: req.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
@@ -225,5 +248,5 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(mcpRoutes, { calls, resume, leases, clock });
   await app.register(consoleRoutes, { gatewayAdminUrl: options.consoleGateway });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, records, leases, calls, routes, bodyBudget };
+  return { app, engine, reader, registries, metrics, records, leases, calls, routes, bodyBudget, loopWatch };
 }

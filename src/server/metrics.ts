@@ -1,7 +1,7 @@
 /**
  * @module
  * Prometheus metrics of one memory server (its own registry, so several servers can live in one
- * process): request durations by route, key cache hits/misses, group-commit counters; and only with
+ * process): request durations by route, event-loop delay, key cache hits/misses, group-commit counters; and only with
  * `storeFigures` (a metrics token is set) events appended and stored, figures of every tenant's data.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -19,6 +19,8 @@ export interface MemoryMetrics {
   storeChanges: Counter<'kind'>;
   /** Whole-cache flushes after the store's change channel came back. */
   cacheFlushes: Counter;
+  /** How late the event loop ran a timer (`loop-watch.ts`), seconds. */
+  loopDelay: Histogram;
 }
 
 /** Creates the metrics; `collectDefaults` adds process metrics (off in tests). */
@@ -102,5 +104,11 @@ export function createMemoryMetrics(deps: {
       this.set(deps.writes.jobs);
     },
   });
-  return { registry, requestDuration, eventsAppended, exchanges, storeChanges, cacheFlushes };
+  const loopDelay = new Histogram({
+    name: 'tether_event_loop_delay_seconds',
+    help: 'how late the event loop ran a timer sampled every 20 ms (time it was held by some work)',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  return { registry, requestDuration, eventsAppended, exchanges, storeChanges, cacheFlushes, loopDelay };
 }

@@ -5,6 +5,8 @@
  * records. Drivers hold no memory semantics — folding, validation and tenancy live in `memory/` and
  * `server/`. `test/store/conformance.ts` checks any driver.
  */
+
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from './log-reads.ts';
 import type {
   Fence,
   Fenced,
@@ -298,6 +300,15 @@ export interface Store {
   factEvents(query: FactQuery): Promise<StoredEvent[]>;
   /** All events of the given groups of one namespace. */
   groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]>;
+  /** A page of the facts' logs: the groups in the order given, each in fold order (`log-reads.ts`). */
+  factLog(query: FactLogQuery): Promise<StoredEvent[]>;
+  /** How many events the groups hold (as of `asOf`), counted no further than `max + 1`. */
+  countFactEvents(query: LogCountQuery): Promise<number>;
+  /**
+   * The first `limit` facts (subject, predicate) with events, by index seeks (never walking events).
+   * @returns null when more than `maxSteps` facts would have to be looked at
+   */
+  factGroups(query: FactGroupQuery): Promise<FactKey[] | null>;
   /**
    * Full-text search over the events (any value, held or not) of one namespace.
    * @param terms words (from `common/words.ts`) that must all match

@@ -88,7 +88,7 @@ describe('MemoryReader.recall', () => {
     await remember({ subject: 'alice', predicate: 'lives_in', value: 'Paris', observedAt: T0 });
     clock.advance(MINUTE);
     await engine.forget(ctx, { subject: 'alice', predicate: 'lives_in' });
-    const history = await reader.history(NAMESPACE, 'Alice', 'city');
+    const { events: history } = await reader.history(NAMESPACE, { subject: 'Alice', predicate: 'city' });
     assert.deepEqual(
       history.map((e) => [e.value, e.retraction, e.observedAt]),
       [

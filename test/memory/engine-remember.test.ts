@@ -199,7 +199,7 @@ describe('MemoryEngine.remember', () => {
     };
     clock.advance(MINUTE);
     await engine.remember(other, [{ subject: 'alice', predicate: 'lives_in', value: 'Oslo' }]);
-    const history = await reader.history(NAMESPACE, 'alice', 'lives_in');
+    const { events: history } = await reader.history(NAMESPACE, { subject: 'alice', predicate: 'lives_in' });
     assert.deepEqual(
       history.map((e) => [e.retraction, e.actor]),
       [

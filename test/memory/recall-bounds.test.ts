@@ -32,9 +32,31 @@ describe('MemoryReader as_of bounds', () => {
     assert.equal((await reader.recall({ namespace: NAMESPACE, q: 'alpha', limit: 100 })).length, 100);
   });
 
-  it('yields to the event loop while an as_of search reads its facts', async (t) => {
+  it('refuses before it reads: the cap is checked on a count, no event page is read', async (t) => {
     const s = setup(t);
-    await manyNotes(s, 300, 2);
+    await manyNotes(s, 4, 30);
+    let pages = 0;
+    const store = new Proxy(s.store, {
+      get(target, name, receiver) {
+        if (name === 'factLog') pages++;
+        const v = Reflect.get(target, name, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const reader = new MemoryReader({ store, registries: s.registries, clock: s.clock, maxScanEvents: 100 });
+    const base = { namespace: NAMESPACE, asOf: s.clock.now(), limit: 100 };
+    await refused(reader.recall({ ...base, q: 'alpha' }), 'as_of', /more than 100 events/);
+    await refused(reader.recall(base), 'as_of', /more than 100 events/);
+    assert.equal(pages, 0, 'no log page was read');
+    // Only events observed by as_of count: before the notes, nothing to fold, nothing refused.
+    assert.deepEqual(await reader.recall({ ...base, asOf: s.clock.now() - 2 * MINUTE }), []);
+    assert.equal((await reader.recall({ ...base, subject: 's1', predicate: 'note' })).length, 30);
+    assert.equal(pages, 2);
+  });
+
+  it('yields to the event loop between the pages of an as_of search', async (t) => {
+    const s = setup(t);
+    await manyNotes(s, 3, 2000);
     let done = false;
     let turns = 0;
     const spin = (async () => {
@@ -46,7 +68,7 @@ describe('MemoryReader as_of bounds', () => {
     const beliefs = await s.reader.recall({ namespace: NAMESPACE, q: 'alpha', asOf: s.clock.now(), limit: 1000 });
     done = true;
     await spin;
-    assert.equal(beliefs.length, 600);
+    assert.equal(beliefs.length, 1000);
     assert.ok(turns >= 2, `other work ran ${turns} times during the read`);
   });
 });

@@ -10,6 +10,7 @@ import { beliefsConformance } from './conformance/beliefs.ts';
 import { beliefsLookupConformance } from './conformance/beliefs-lookup.ts';
 import { eventsConformance } from './conformance/events.ts';
 import { exportPurgeConformance } from './conformance/export-purge.ts';
+import { factLogConformance } from './conformance/fact-log.ts';
 import { leasesConformance } from './conformance/leases.ts';
 import { lifecycleConformance } from './conformance/lifecycle.ts';
 import { registryKeysConformance } from './conformance/registry-keys.ts';
@@ -38,6 +39,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
 
     eventsConformance(shared);
     searchConformance(shared);
+    factLogConformance(shared);
     beliefsConformance(shared);
     beliefsLookupConformance(shared);
     exportPurgeConformance(shared);

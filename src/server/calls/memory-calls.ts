@@ -11,6 +11,7 @@ import type { MemoryEngine } from '../../memory/engine.ts';
 import { tenantOf } from '../../memory/namespace.ts';
 import type { MemoryReader } from '../../memory/recall.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
+import { decodeCursor, encodeCursor } from '../log-cursor.ts';
 import { iso } from '../schemas/common.ts';
 import { type PredicateBody, predicateDefOf } from '../schemas/registry.ts';
 import { type RecallBody, type StatementBody, toRecallQuery, toStatement, writeContext } from '../statements.ts';
@@ -70,10 +71,15 @@ export function memoryCalls(deps: MemoryCallDeps) {
       return { beliefs: beliefs.map(beliefJson) };
     },
 
-    /** Every event of one subject/predicate, oldest first. */
-    async history(auth: AuthContext, q: { subject: string; predicate: string } & InNamespace) {
-      const events = await reader.history(resolveNamespace(auth, q.namespace), q.subject, q.predicate);
-      return { events: events.map(eventJson) };
+    /** One page (`limit`, default 100) of the events of one subject/predicate, oldest first, and the next page's cursor. */
+    async history(
+      auth: AuthContext,
+      q: { subject: string; predicate: string; limit?: number; cursor?: string } & InNamespace,
+    ) {
+      const namespace = resolveNamespace(auth, q.namespace);
+      const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+      const page = await reader.history(namespace, q, { limit: q.limit, after });
+      return { events: page.events.map(eventJson), next: page.next && encodeCursor(page.next) };
     },
 
     /** Retracts one value, or all values when `value` is absent. */

@@ -46,8 +46,8 @@ export const recallArgs = recallQuery.extend({
 /** `forget`: as `POST /v1/memories/forget`. */
 export const forgetArgs = forgetBody;
 
-/** `memory_history`: as `GET /v1/memories/history`. */
-export const historyArgs = historyQuery;
+/** `memory_history`: as `GET /v1/memories/history`, `limit` a JSON number. */
+export const historyArgs = historyQuery.extend({ limit: z.number().int().min(1).max(1000).optional() });
 
 /** `list_predicates`: the namespace whose tenant's registry to list (default the key's own). */
 export const listPredicatesArgs = getRegistryQuery.pick({ namespace: true });
@@ -104,7 +104,8 @@ export function memoryTools(deps: MemoryToolDeps): MemoryTool[] {
     ),
     defineTool(
       'memory_history',
-      'Every event (assertions and retractions) of one subject/predicate, oldest first, with who wrote it.',
+      'The events (assertions and retractions) of one subject/predicate, oldest first, with who wrote it: ' +
+        "at most limit (default 100, at most 1000) per call; pass the answer's next as cursor for the next page.",
       historyArgs,
       (auth, input) => calls.history(auth, input),
     ),

@@ -49,11 +49,14 @@ export const recallQuery = z.strictObject({
   kind: z.string().min(1).max(64).optional(),
 });
 
-/** `GET /v1/memories/history` query. */
+/** `GET /v1/memories/history` query: one page of at most `limit` events (default 100), from `cursor`. */
 export const historyQuery = z.strictObject({
   namespace: namespaceText.optional(),
   subject: z.string().min(1).max(256),
   predicate: z.string().min(1).max(64),
+  limit: queryInt(1, 1000).optional(),
+  /** The `next` of the page before. */
+  cursor: z.string().min(1).max(200).optional(),
 });
 
 /** `POST /v1/memories/forget` body. */
@@ -119,8 +122,8 @@ export const rememberAnswer = z.union([rememberResultAnswer, z.object({ results:
 /** `GET /v1/memories` answer. */
 export const recallAnswer = z.object({ beliefs: z.array(beliefAnswer) });
 
-/** `GET /v1/memories/history` answer. */
-export const historyAnswer = z.object({ events: z.array(eventAnswer) });
+/** `GET /v1/memories/history` answer: a page, and `next` (the cursor of the page after; null at the end). */
+export const historyAnswer = z.object({ events: z.array(eventAnswer), next: z.string().nullable() });
 
 /** `POST /v1/memories/forget` answer. */
 export const forgetAnswer = z.object({ withdrawn: z.number().int() });

@@ -7,6 +7,7 @@
  * clients as 503 `unavailable`. Holds no memory semantics; picked by the CLI.
  */
 import pg from 'pg';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
   Fence,
   Fenced,
@@ -66,6 +67,7 @@ import {
   revokeKeyRow,
 } from './key-registry.ts';
 import { lockFacts, lockNamespace } from './locks.ts';
+import { countFactLog, readFactGroups, readFactLog } from './log-reads.ts';
 import { migrate } from './migrations.ts';
 import {
   insertEvents,
@@ -274,6 +276,17 @@ export class PostgresStore implements Store {
 
   async groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]> {
     return this.#read((db) => readGroupEvents(db, namespace, groups));
+  }
+
+  // Bounded log reads: log-reads.ts.
+  factLog(query: FactLogQuery): Promise<StoredEvent[]> {
+    return this.#read((db) => readFactLog(db, query));
+  }
+  countFactEvents(query: LogCountQuery): Promise<number> {
+    return this.#read((db) => countFactLog(db, query));
+  }
+  factGroups(query: FactGroupQuery): Promise<FactKey[] | null> {
+    return this.#read((db) => readFactGroups(db, query));
   }
 
   /** Commit order, not id order: export-events.ts. */

@@ -6,6 +6,7 @@
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
   Fence,
   Fenced,
@@ -42,15 +43,17 @@ import type {
   Store,
   StoredEvent,
 } from '../store.ts';
-import { beliefFilters, conditions } from './belief-filters.ts';
+import { conditions } from './belief-filters.ts';
 import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { openConnection } from './connection.ts';
 import { applyBeliefChanges, insertEvent } from './event-writes.ts';
-import { ftsBody, ftsMatch } from './fts.ts';
+import { ftsBody } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
 import { migrate } from './migrations.ts';
 import { deleteNamespaceRows, vacuumAfterPurge } from './purge.ts';
+import { ReadPool } from './read-pool.ts';
+import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
 
@@ -58,6 +61,12 @@ import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.t
 export interface SqliteStoreOptions {
   /** Folder holding `tether.db`; created if missing. `:memory:` keeps everything in memory. */
   dataDir: string;
+  /**
+   * Worker threads for heavy reads (search, as_of log pages, history, export), each with its own
+   * read-only connection (`read-pool.ts`); 0 reads inline. In memory there is no file to share: inline.
+   * @default 2
+   */
+  readWorkers?: number;
 }
 
 /** Opens (and migrates) the SQLite store. */
@@ -82,6 +91,9 @@ export class SqliteStore implements Store {
   readonly #readTx: (requests: FactHeadRequest[]) => FactHead[];
   readonly #resume: SqliteResumeTables;
   readonly #keys: SqliteKeyRegistryTables;
+  /** Heavy reads on this connection (in memory, or when no worker runs). */
+  readonly #reads: SqliteReads;
+  readonly #pool: ReadPool | null;
   /** Set while a purge's VACUUM runs on the checkpointer's thread: every write awaits it first. */
   #vacuuming: Promise<void> | null = null;
   /** Purges that rewrote the file (an empty namespace's purge does not). */
@@ -101,6 +113,9 @@ export class SqliteStore implements Store {
       throw err;
     }
     this.#checkpointer = this.path === ':memory:' ? null : startCheckpointer(db, this.path);
+    this.#reads = new SqliteReads(db);
+    const workers = options.readWorkers ?? 2;
+    this.#pool = this.path === ':memory:' || workers === 0 ? null : new ReadPool({ path: this.path, size: workers });
     this.#resume = new SqliteResumeTables(db, (text) => this.#sql(text));
     this.#keys = new SqliteKeyRegistryTables((text) => this.#sql(text));
 
@@ -188,29 +203,47 @@ export class SqliteStore implements Store {
     return rows.length;
   }
 
+  /**
+   * A heavy read: on a pool worker when one runs, else on this connection. Worker connections see
+   * every transaction this connection committed before the read was sent.
+   */
+  #heavy<T>(op: ReadOp, ...args: unknown[]): Promise<T> {
+    if (this.#pool?.running) return this.#pool.run<T>(op, ...args);
+    const run = this.#reads as unknown as Record<ReadOp, (...a: unknown[]) => T>;
+    try {
+      return Promise.resolve(run[op].apply(this.#reads, args));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Reads answered by the pool's workers (0 without a pool). */
+  get pooledReads(): number {
+    return this.#pool?.stats.reads ?? 0;
+  }
+
   async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
-    const { where, args } = beliefFilters(q);
-    const rows = this.#sql(
-      `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-       WHERE ${where.join(' AND ')} ORDER BY b.subject, b.predicate, b.observed_at, b.event_id LIMIT ?`,
-    ).all(...args, q.limit) as BeliefRow[];
-    return rows.map(rowToBelief);
+    // A short range of the clustered table answers a small limit faster here than a message would.
+    if (q.limit <= 100) return this.#reads.currentBeliefs(q);
+    return this.#heavy('currentBeliefs', q);
   }
 
   async searchBeliefs(q: BeliefQuery & { terms: string[] }): Promise<CurrentBelief[]> {
     if (q.terms.length === 0) return [];
-    this.#fts.flush();
-    const { where, args } = beliefFilters(q);
-    // Newest matching events first, streamed from the index and stopped at the limit: the cost no
-    // longer grows with how common a word is (ranking every match did).
-    const rows = this.#sql(
-      `SELECT e.*, b.replaced AS belief_replaced FROM events_fts f
-       JOIN events e ON e.seq = f.rowid
-       JOIN beliefs b ON b.namespace = e.namespace AND b.subject = e.subject AND b.predicate = e.predicate
-         AND b.observed_at = e.observed_at AND b.event_id = e.id
-       WHERE events_fts MATCH ? AND ${where.join(' AND ')} ORDER BY f.rowid DESC LIMIT ?`,
-    ).all(ftsMatch(q.namespace, q.terms), ...args, q.limit) as BeliefRow[];
-    return rows.map(rowToBelief);
+    this.#fts.flush(); // the index holds every committed write before the read starts
+    return this.#heavy('searchBeliefs', q);
+  }
+
+  factLog(query: FactLogQuery): Promise<StoredEvent[]> {
+    return this.#heavy('factLog', query);
+  }
+
+  countFactEvents(query: LogCountQuery): Promise<number> {
+    return this.#heavy('countFactEvents', query);
+  }
+
+  factGroups(query: FactGroupQuery): Promise<FactKey[] | null> {
+    return this.#heavy('factGroups', query);
   }
 
   async factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead> {
@@ -270,25 +303,11 @@ export class SqliteStore implements Store {
   async searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
     if (terms.length === 0) return [];
     this.#fts.flush();
-    return this.#sql(
-      `SELECT e.id AS eventId, e.subject AS subject, e.predicate AS predicate
-       FROM events_fts f JOIN events e ON e.seq = f.rowid
-       WHERE events_fts MATCH ? AND e.namespace = ? ORDER BY f.rowid DESC LIMIT ?`,
-    ).all(ftsMatch(namespace, terms), namespace, limit) as SearchHit[];
+    return this.#heavy('searchEvents', namespace, terms, limit);
   }
 
-  async exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
-    const { where, args } = conditions([
-      ['namespace = ?', query.namespace],
-      ['tenant = ?', query.tenant],
-      ['id > ?', query.since],
-    ]);
-    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-    const rows = this.#sql(`SELECT * FROM events ${clause} ORDER BY id LIMIT ?`).all(
-      ...args,
-      query.limit,
-    ) as EventRow[];
-    return rows.map(rowToEvent);
+  exportEvents(query: ExportQuery): Promise<StoredEvent[]> {
+    return this.#heavy('exportEvents', query);
   }
 
   async purgeNamespace(namespace: string): Promise<number> {
@@ -438,6 +457,7 @@ export class SqliteStore implements Store {
     try {
       this.#fts.flush(); // if it fails, the mark did not move: the next open indexes these rows
     } finally {
+      await this.#pool?.close();
       await this.#checkpointer?.close();
       if (this.path !== ':memory:') this.#db.pragma('wal_checkpoint(TRUNCATE)');
       this.#db.close();

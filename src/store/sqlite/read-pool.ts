@@ -1,0 +1,118 @@
+/**
+ * @module
+ * A small pool of worker threads for the SQLite store's heavy reads (search, as_of log pages,
+ * history, export): each worker has its own read-only connection on the WAL database, so a read
+ * of thousands of rows runs beside the event loop instead of on it. Readers never block the writer
+ * and see every transaction committed before they start, so a read after a write sees it.
+ * Used by `sqlite-store.ts`; a store in memory (no file to share) reads inline instead.
+ */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { ReadOp } from './read-queries.ts';
+
+/** Options of `ReadPool`. */
+export interface ReadPoolOptions {
+  /** The database file (not `:memory:`). */
+  path: string;
+  /** Worker threads. @default 2 */
+  size?: number;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+interface Member {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  alive: boolean;
+}
+
+/**
+ * The worker's entry beside this file, with this file's extension: `.ts` under tsx (tests, dev),
+ * `.js` once compiled. A `.ts` entry is started through a tiny ES module that registers tsx first,
+ * since a worker does not inherit a loader registered by `tsx/esm/api` (as `bin/tether` does).
+ */
+function workerEntry(): URL {
+  const ext = extname(fileURLToPath(import.meta.url));
+  const entry = new URL(`./read-worker${ext}`, import.meta.url);
+  if (ext !== '.ts') return entry;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry.href)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
+}
+
+/** Read workers of one database file. */
+export class ReadPool {
+  readonly #members: Member[] = [];
+  #nextId = 1;
+  #closed = false;
+  /** Reads answered by the workers (tests check the pool is used). */
+  readonly stats = { reads: 0 };
+
+  constructor(options: ReadPoolOptions) {
+    const size = options.size ?? 2;
+    if (!Number.isInteger(size) || size < 1) {
+      throw new Error(`Cannot start the read pool as 'size' must be a whole number ≥ 1: got ${size}`);
+    }
+    const entry = workerEntry();
+    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path));
+  }
+
+  #start(entry: URL, path: string): Member {
+    const worker = new Worker(entry, { workerData: { path } });
+    const member: Member = { worker, pending: new Map(), alive: true };
+    worker.unref(); // ref'd only while it has reads in flight
+    worker.on('message', (msg: { id?: number; result?: unknown; error?: string }) => {
+      if (msg.id === undefined) return;
+      const p = member.pending.get(msg.id);
+      if (!p) return;
+      member.pending.delete(msg.id);
+      if (member.pending.size === 0) worker.unref();
+      if (msg.error !== undefined) p.reject(new Error(msg.error));
+      else {
+        this.stats.reads++;
+        p.resolve(msg.result);
+      }
+    });
+    const fail = (err: Error) => {
+      member.alive = false;
+      for (const p of member.pending.values()) p.reject(err);
+      member.pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', () => fail(new Error('read worker exited')));
+    return member;
+  }
+
+  /** True while at least one worker runs (else the store reads inline). */
+  get running(): boolean {
+    return !this.#closed && this.#members.some((m) => m.alive);
+  }
+
+  /**
+   * Runs a read on the least busy worker.
+   * @throws {Error} when no worker runs, or the read failed on it
+   */
+  run<T>(op: ReadOp, ...args: unknown[]): Promise<T> {
+    let best: Member | undefined;
+    for (const m of this.#members) if (m.alive && (!best || m.pending.size < best.pending.size)) best = m;
+    if (!best || this.#closed) return Promise.reject(new Error('no read worker runs'));
+    const member = best;
+    const id = this.#nextId++;
+    return new Promise<T>((resolve, reject) => {
+      member.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      if (member.pending.size === 1) member.worker.ref();
+      member.worker.postMessage({ id, op, args });
+    });
+  }
+
+  /** Stops every worker (reads in flight are refused); repeat calls are safe. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all(this.#members.map((m) => m.worker.terminate()));
+  }
+}

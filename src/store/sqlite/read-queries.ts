@@ -1,0 +1,171 @@
+/**
+ * @module
+ * The SQLite store's heavy reads as one class over a connection: search (beliefs and events), beliefs
+ * by filter, export pages, and the bounded log reads of `log-reads.ts`. The store runs them on its
+ * own connection (in memory) or sends them to `read-pool.ts`, whose workers each build one over a
+ * read-only connection: the same statements answer either way. Synchronous; no writes here.
+ */
+import type Database from 'better-sqlite3';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { BeliefQuery, CurrentBelief, ExportQuery, FactKey, SearchHit, StoredEvent } from '../store.ts';
+import { beliefFilters, conditions } from './belief-filters.ts';
+import { ftsMatch } from './fts.ts';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
+
+/** Before any event (fold order) and after any: the bounds of a log read without cursor or as_of. */
+const FIRST = { observedAt: -9e15, retraction: false, id: '' };
+const LAST_MS = 9e15;
+
+/** The reads a pool worker can run: the method names of `SqliteReads`. */
+export type ReadOp =
+  | 'currentBeliefs'
+  | 'searchBeliefs'
+  | 'searchEvents'
+  | 'exportEvents'
+  | 'factLog'
+  | 'countFactEvents'
+  | 'factGroups';
+
+/** Heavy reads over one connection (prepared statements cached). */
+export class SqliteReads {
+  readonly #db: Database.Database;
+  readonly #statements = new Map<string, Database.Statement>();
+  readonly #inTx: <T>(run: () => T) => T;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    // Reads of several statements see one snapshot (a read transaction; deferred, so it takes no lock).
+    const tx = db.transaction((run: () => unknown) => run());
+    this.#inTx = <T>(run: () => T) => (db.inTransaction ? run() : (tx(run) as T));
+  }
+
+  #sql(text: string): Database.Statement {
+    let s = this.#statements.get(text);
+    if (!s) {
+      s = this.#db.prepare(text);
+      this.#statements.set(text, s);
+    }
+    return s;
+  }
+
+  currentBeliefs(q: BeliefQuery): CurrentBelief[] {
+    const { where, args } = beliefFilters(q);
+    const rows = this.#sql(
+      `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
+       WHERE ${where.join(' AND ')} ORDER BY b.subject, b.predicate, b.observed_at, b.event_id LIMIT ?`,
+    ).all(...args, q.limit) as BeliefRow[];
+    return rows.map(rowToBelief);
+  }
+
+  /** Call after the FTS queue was flushed (the writing connection does that). */
+  searchBeliefs(q: BeliefQuery & { terms: string[] }): CurrentBelief[] {
+    if (q.terms.length === 0) return [];
+    const { where, args } = beliefFilters(q);
+    // Newest matching events first, streamed from the index and stopped at the limit: the cost no
+    // longer grows with how common a word is (ranking every match did).
+    const rows = this.#sql(
+      `SELECT e.*, b.replaced AS belief_replaced FROM events_fts f
+       JOIN events e ON e.seq = f.rowid
+       JOIN beliefs b ON b.namespace = e.namespace AND b.subject = e.subject AND b.predicate = e.predicate
+         AND b.observed_at = e.observed_at AND b.event_id = e.id
+       WHERE events_fts MATCH ? AND ${where.join(' AND ')} ORDER BY f.rowid DESC LIMIT ?`,
+    ).all(ftsMatch(q.namespace, q.terms), ...args, q.limit) as BeliefRow[];
+    return rows.map(rowToBelief);
+  }
+
+  /** Call after the FTS queue was flushed. */
+  searchEvents(namespace: string, terms: string[], limit: number): SearchHit[] {
+    if (terms.length === 0) return [];
+    return this.#sql(
+      `SELECT e.id AS eventId, e.subject AS subject, e.predicate AS predicate
+       FROM events_fts f JOIN events e ON e.seq = f.rowid
+       WHERE events_fts MATCH ? AND e.namespace = ? ORDER BY f.rowid DESC LIMIT ?`,
+    ).all(ftsMatch(namespace, terms), namespace, limit) as SearchHit[];
+  }
+
+  exportEvents(query: ExportQuery): StoredEvent[] {
+    const { where, args } = conditions([
+      ['namespace = ?', query.namespace],
+      ['tenant = ?', query.tenant],
+      ['id > ?', query.since],
+    ]);
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    const rows = this.#sql(`SELECT * FROM events ${clause} ORDER BY id LIMIT ?`).all(
+      ...args,
+      query.limit,
+    ) as EventRow[];
+    return rows.map(rowToEvent);
+  }
+
+  factLog(q: FactLogQuery): StoredEvent[] {
+    // From the cursor's place on: `observed_at >= ?` starts the index range there, the row value
+    // skips the events of that very ms already read; ties sort on (retraction, id) in small groups.
+    const stmt = this.#sql(
+      `SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? AND observed_at <= ?
+         AND observed_at >= ? AND (observed_at, retraction, id) > (?, ?, ?)
+       ORDER BY observed_at, retraction, id LIMIT ?`,
+    );
+    const after = q.after;
+    let start = 0;
+    if (after) {
+      start = q.groups.findIndex((g) => g.subject === after.subject && g.predicate === after.predicate);
+      if (start < 0) return [];
+    }
+    return this.#inTx(() => {
+      const out: StoredEvent[] = [];
+      for (let i = start; i < q.groups.length && out.length < q.limit; i++) {
+        const g = q.groups[i] as FactKey;
+        const from = i === start && after ? after : FIRST;
+        const rows = stmt.all(
+          q.namespace,
+          g.subject,
+          g.predicate,
+          q.asOf ?? LAST_MS,
+          from.observedAt,
+          from.observedAt,
+          from.retraction ? 1 : 0,
+          from.id,
+          q.limit - out.length,
+        ) as EventRow[];
+        for (const r of rows) out.push(rowToEvent(r));
+      }
+      return out;
+    });
+  }
+
+  countFactEvents(q: LogCountQuery): number {
+    // An index-only range per fact (events_fact ends with observed_at), stopped past the cap.
+    const stmt = this.#sql(
+      `SELECT count(*) FROM (SELECT 1 FROM events
+         WHERE namespace = ? AND subject = ? AND predicate = ? AND observed_at <= ? LIMIT ?)`,
+    ).pluck();
+    return this.#inTx(() => {
+      let n = 0;
+      for (const g of q.groups) {
+        if (n > q.max) break;
+        n += stmt.get(q.namespace, g.subject, g.predicate, q.asOf ?? LAST_MS, q.max + 1 - n) as number;
+      }
+      return Math.min(n, q.max + 1);
+    });
+  }
+
+  factGroups(q: FactGroupQuery): FactKey[] | null {
+    // A loose index scan: one seek per distinct (subject, predicate), whatever their event counts.
+    const next = this.#sql(
+      `SELECT subject, predicate FROM events WHERE namespace = ? AND (subject, predicate) > (?, ?)
+       ORDER BY subject, predicate LIMIT 1`,
+    );
+    return this.#inTx(() => {
+      const out: FactKey[] = [];
+      let at: FactKey = { subject: q.subject ?? '', predicate: '' };
+      for (let steps = 0; out.length < q.limit; steps++) {
+        if (steps >= q.maxSteps) return null;
+        const g = next.get(q.namespace, at.subject, at.predicate) as FactKey | undefined;
+        if (!g || (q.subject !== undefined && g.subject !== q.subject)) break;
+        if (q.predicate === undefined || g.predicate === q.predicate) out.push(g);
+        at = g;
+      }
+      return out;
+    });
+  }
+}
