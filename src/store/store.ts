@@ -163,6 +163,14 @@ export interface FactHead {
   beliefs: CurrentBelief[];
   /** The latest observed_at of any event of the fact (assertion or retraction); null when it has none. */
   lastObservedAt: number | null;
+  /**
+   * The latest observed_at of a retraction that withdraws the requested value (a retraction of all
+   * values or of that value) or, for a request of all beliefs, of any retraction; null when none.
+   * With it a writer places a back-dated value of a multi fact without reading the fact's log: the
+   * value is believed iff it comes after that retraction (an assertion sorts before a retraction of
+   * the same ms).
+   */
+  lastRetractionAt: number | null;
 }
 
 /** One fact a writer is about to change, for `Store.factHeads`. */
