@@ -24,6 +24,7 @@ import { clientErrorHandler, installErrorHandlers, sendError } from './error-han
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { installQueryRules } from './query-rules.ts';
 import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -186,6 +187,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       });
     }
   });
+  installQueryRules(app);
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
   await registerOpenApi(app, API_VERSION);

@@ -349,10 +349,11 @@ export interface Store {
    */
   acquireLease(request: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire>;
   /**
-   * Extends the live lease of `fence.epoch` to `fence.now + ttlMs` (same epoch); `lost` when that
-   * epoch is not the namespace's live lease, `not_held` when the namespace has no lease.
+   * Extends the live lease of `fence.epoch` to `fence.now + ttlMs` (same epoch) and keeps `ttlMs` as
+   * its TTL; with no `ttlMs`, by the TTL the lease has. `lost` when that epoch is not the namespace's
+   * live lease, `not_held` when the namespace has no lease.
    */
-  renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>>;
+  renewLease(fence: Fence, ttlMs?: number): Promise<Fenced<LeaseRecord>>;
   /** Ends the live lease of `fence.epoch` (its `expiresAt` becomes `fence.now`); refusals as `renewLease`. */
   releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>>;
   /** The namespace's lease as stored (live or lapsed), or null when it never had one (or was purged). */

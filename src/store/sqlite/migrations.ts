@@ -14,6 +14,7 @@ const MIGRATIONS: readonly string[] = [
   '004-replaced-bounded.sql',
   '005-resume.sql',
   '006-value-lookups.sql',
+  '007-lease-ttl.sql',
 ];
 
 /** The schema version this code writes. */

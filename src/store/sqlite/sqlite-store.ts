@@ -382,7 +382,7 @@ export class SqliteStore implements Store {
     while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.acquire(r));
   }
-  async renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
+  async renewLease(fence: Fence, ttlMs?: number): Promise<Fenced<LeaseRecord>> {
     while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.renew(fence, ttlMs));
   }
