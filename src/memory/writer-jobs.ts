@@ -55,4 +55,10 @@ export interface WriterStats {
   batches: number;
   /** Remember and forget calls they carried. */
   jobs: number;
+  /**
+   * Full folds of a fact's log while planning writes and imports: at most one per fact per batch (a
+   * single fact's back-dated value, an event imported inside a fact's history); new values of a multi
+   * fact, back-dated or not, never fold.
+   */
+  folds: number;
 }

@@ -28,10 +28,13 @@ import {
   applyRetraction,
   changeOf,
   type FactState,
+  loadLog,
   needsLog,
+  needsRetractions,
   newFactState,
+  noteRetractions,
 } from './fact-state.ts';
-import { compareEvents, foldFact } from './fold.ts';
+import { compareEvents } from './fold.ts';
 import type { Job, PendingAssertion, PendingRetraction, PlannedRegistry, WriterStats } from './writer-jobs.ts';
 
 /** What names a fact. */
@@ -52,7 +55,7 @@ const MAX_EXTRA_TURNS = 3;
 
 /** Batches writes to a store. */
 export class MemoryWriter {
-  readonly stats: WriterStats = { batches: 0, jobs: 0 };
+  readonly stats: WriterStats = { batches: 0, jobs: 0, folds: 0 };
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #queue: Job[] = [];
@@ -112,13 +115,14 @@ export class MemoryWriter {
           const cardinality = await cardinalityOf(e);
           const needAll = cardinality === 'single' || e.valueKey === null;
           const state = await this.#fact(tx, facts, e, needAll ? null : e.valueKey);
-          if (needsLog(state, e)) await this.#loadLog(tx, state, done, cardinality);
+          await this.#place(tx, state, e, done, cardinality);
           if (e.retraction) applyRetraction(state, e, cardinality);
           else applyAssertion(state, e, cardinality, true);
           // A restatement changes no belief, but it is stored: later events are placed after it.
           state.lastObservedAt = Math.max(state.lastObservedAt ?? e.observedAt, e.observedAt);
           done.push(e);
         }
+        this.#countFolds(facts);
         const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
         return { events: incoming, changes, result: done.length };
       });
@@ -238,7 +242,7 @@ export class MemoryWriter {
           const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
           const single = item.def.cardinality === 'single';
           const state = await this.#fact(tx, facts, e, single ? null : e.valueKey, heads);
-          if (needsLog(state, e)) await this.#loadLog(tx, state, events, item.def.cardinality);
+          await this.#place(tx, state, e, events, item.def.cardinality);
           const r = applyAssertion(state, e, item.def.cardinality);
           if (!r.alreadyKnown) events.push(e);
           out.push({ ...r, event: r.alreadyKnown ? null : e });
@@ -254,14 +258,16 @@ export class MemoryWriter {
           single ? null : item.valueKey,
           heads,
         );
-        const hit = state.beliefs.filter((b) => item.valueKey === null || b.event.valueKey === item.valueKey);
+        const one = item.valueKey === null ? undefined : state.beliefs.get(item.valueKey);
+        const hit = item.valueKey === null ? [...state.beliefs.values()] : one ? [one] : [];
         if (hit.length === 0) {
           settle.push(() => job.done({ withdrawn: 0, event: null }));
           continue;
         }
         const now = this.#clock.now();
         // Placed at or after every event of the fact, so it retracts exactly what is held now.
-        const observedAt = Math.max(now, state.lastObservedAt ?? now, ...hit.map((b) => b.event.observedAt));
+        let observedAt = Math.max(now, state.lastObservedAt ?? now);
+        for (const b of hit) observedAt = Math.max(observedAt, b.event.observedAt);
         const r: StoredEvent = {
           id: newEventId(now),
           namespace: job.namespace,
@@ -284,6 +290,7 @@ export class MemoryWriter {
         settle.push(() => job.done({ withdrawn: hit.length, event: r }));
       }
     }
+    this.#countFolds(facts);
     const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
     return { events, changes, result: settle };
   }
@@ -307,16 +314,45 @@ export class MemoryWriter {
       (await tx.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined));
     const s = known ?? newFactState(key, head.lastObservedAt);
     facts.set(k, s);
-    // Merge what the store holds with what this batch already changed.
-    const fresh = head.beliefs.filter(
-      (b) => !s.removed.has(b.event.id) && !s.beliefs.some((x) => x.event.id === b.event.id),
-    );
-    s.beliefs = [...fresh, ...s.beliefs].sort(
-      (a, b) => a.event.observedAt - b.event.observedAt || (a.event.id < b.event.id ? -1 : 1),
-    );
-    if (valueKey === null) s.complete = true;
-    else s.knownKeys.add(valueKey);
+    this.#merge(s, head, valueKey);
     return s;
+  }
+
+  /** Adds what the store holds (`head`, of `valueKey` or of all values) to what this batch changed. */
+  #merge(s: FactState, head: FactHead, valueKey: string | null): void {
+    // A value this batch wrote or withdrew is known already: its stored belief is no longer current.
+    for (const b of head.beliefs) {
+      const key = b.event.valueKey as string;
+      if (!s.removed.has(b.event.id) && !s.knownKeys.has(key) && !s.beliefs.has(key)) s.beliefs.set(key, b);
+    }
+    if (valueKey === null) s.complete = true;
+    else {
+      s.knownKeys.add(valueKey);
+      noteRetractions(s, valueKey, head);
+    }
+  }
+
+  /**
+   * Makes `e` placeable in `state`: reads its value's head when a multi fact's state cannot say where
+   * that value's last retraction is, or the fact's log when `e` lands inside a single fact's history
+   * (or an imported event inside any fact's). At most one log read and fold per fact per batch.
+   */
+  async #place(
+    tx: FactReader,
+    state: FactState,
+    e: StoredEvent,
+    pending: StoredEvent[],
+    cardinality: 'single' | 'multi',
+  ): Promise<void> {
+    if (needsRetractions(state, e, cardinality)) {
+      const valueKey = e.valueKey as string;
+      this.#merge(state, await tx.factHead(state.namespace, state.subject, state.predicate, valueKey), valueKey);
+    }
+    if (needsLog(state, e, cardinality)) await this.#loadLog(tx, state, pending, cardinality);
+  }
+
+  #countFolds(facts: Map<string, FactState>): void {
+    for (const f of facts.values()) this.stats.folds += f.folds;
   }
 
   /**
@@ -353,14 +389,9 @@ export class MemoryWriter {
     cardinality: 'single' | 'multi',
   ): Promise<void> {
     const stored = await tx.groupEvents(state.namespace, [{ subject: state.subject, predicate: state.predicate }]);
-    state.log = [
-      ...stored,
-      ...pending.filter(
-        (e) => e.namespace === state.namespace && e.subject === state.subject && e.predicate === state.predicate,
-      ),
-    ];
-    state.beliefs = foldFact(state.log, cardinality);
-    state.complete = true;
-    state.replaceAll = true;
+    const mine = pending.filter(
+      (e) => e.namespace === state.namespace && e.subject === state.subject && e.predicate === state.predicate,
+    );
+    loadLog(state, [...stored, ...mine], cardinality);
   }
 }

@@ -14,6 +14,8 @@ export interface LeaseJson {
   epoch: number | null;
   acquired_at: string | null;
   expires_at: string | null;
+  /** The lease's TTL, ms: what a renew without `ttl_ms` extends it by. */
+  ttl_ms: number | null;
 }
 
 /** The writable working-state fields (a patch names any of them; null clears a text field). */

@@ -25,6 +25,7 @@ import { LoopWatch } from './loop-watch.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { installQueryRules } from './query-rules.ts';
 import { installKeyRateLimit, RequestLimits, type RequestLimitsOptions } from './rate-limits.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -198,6 +199,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
       });
     }
   });
+  installQueryRules(app);
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
   await registerOpenApi(app, API_VERSION);

@@ -24,6 +24,7 @@ export function leaseJson(namespace: string, lease: LeaseRecord | null, now: num
     epoch: lease?.epoch ?? null,
     acquired_at: iso(lease?.acquiredAt),
     expires_at: iso(lease?.expiresAt),
+    ttl_ms: lease?.ttlMs ?? null,
   };
 }
 

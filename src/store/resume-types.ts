@@ -20,6 +20,8 @@ export interface LeaseRecord {
   acquiredAt: number;
   /** Epoch ms from which the lease has lapsed (renew moves it; release sets it to the release time). */
   expiresAt: number;
+  /** Life the lease was taken with, ms, or last renewed with: what a renew that names none gives it. */
+  ttlMs: number;
 }
 
 /** What a write is fenced by: the caller's epoch, checked against the namespace's lease at `now`. */

@@ -165,6 +165,14 @@ export interface FactHead {
   beliefs: CurrentBelief[];
   /** The latest observed_at of any event of the fact (assertion or retraction); null when it has none. */
   lastObservedAt: number | null;
+  /**
+   * The latest observed_at of a retraction that withdraws the requested value (a retraction of all
+   * values or of that value) or, for a request of all beliefs, of any retraction; null when none.
+   * With it a writer places a back-dated value of a multi fact without reading the fact's log: the
+   * value is believed iff it comes after that retraction (an assertion sorts before a retraction of
+   * the same ms).
+   */
+  lastRetractionAt: number | null;
 }
 
 /** One fact a writer is about to change, for `Store.factHeads`. */
@@ -352,10 +360,11 @@ export interface Store {
    */
   acquireLease(request: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire>;
   /**
-   * Extends the live lease of `fence.epoch` to `fence.now + ttlMs` (same epoch); `lost` when that
-   * epoch is not the namespace's live lease, `not_held` when the namespace has no lease.
+   * Extends the live lease of `fence.epoch` to `fence.now + ttlMs` (same epoch) and keeps `ttlMs` as
+   * its TTL; with no `ttlMs`, by the TTL the lease has. `lost` when that epoch is not the namespace's
+   * live lease, `not_held` when the namespace has no lease.
    */
-  renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>>;
+  renewLease(fence: Fence, ttlMs?: number): Promise<Fenced<LeaseRecord>>;
   /** Ends the live lease of `fence.epoch` (its `expiresAt` becomes `fence.now`); refusals as `renewLease`. */
   releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>>;
   /** The namespace's lease as stored (live or lapsed), or null when it never had one (or was purged). */

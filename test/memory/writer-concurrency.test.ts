@@ -77,7 +77,7 @@ describe('MemoryWriter with a store that allows concurrent writes', () => {
     }
     await Promise.all(writes);
     assert.equal(seen.peak, 3);
-    assert.deepEqual(engine.writeStats, { batches: 4, jobs: 5 });
+    assert.deepEqual(engine.writeStats, { batches: 4, jobs: 5, folds: 0 });
   });
 
   it('runs an import after the batches in flight and before the batches queued after it', async (t) => {

@@ -154,7 +154,7 @@ describe('MemoryWriter', () => {
       await nextTurn();
     }
     await Promise.all(writes);
-    assert.deepEqual(engine.writeStats, { batches: 1, jobs: 3 });
+    assert.deepEqual(engine.writeStats, { batches: 1, jobs: 3, folds: 0 });
     // A turn that brings nothing ends the wait: a lone write is committed on the turn after it queued
     // (its own, plus one that brought nothing), not held for every extra turn allowed.
     let done = false;
@@ -168,7 +168,7 @@ describe('MemoryWriter', () => {
     }
     await lone;
     assert.ok(turns <= 3, `committed after ${turns} turns`);
-    assert.deepEqual(engine.writeStats, { batches: 2, jobs: 4 });
+    assert.deepEqual(engine.writeStats, { batches: 2, jobs: 4, folds: 0 });
   });
 
   it('writes a batch as one store operation that reads the heads of all its facts', async (t) => {

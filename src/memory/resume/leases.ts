@@ -50,12 +50,13 @@ export class Leases {
   }
 
   /**
-   * Extends the live lease of `epoch` by `ttlMs` from now.
-   * @throws {TetherError} 409 `lease_lost` / `lease_not_held`
+   * Extends the live lease of `epoch` by `ttlMs` from now, or by the TTL it was taken (or last renewed)
+   * with when `ttlMs` is not given.
+   * @throws {TetherError} 400 naming `ttl_ms` outside its range; 409 `lease_lost` / `lease_not_held`
    */
   async renew(namespace: string, epoch: number, ttlMs?: number): Promise<LeaseRecord> {
     const fence = { namespace, epoch, now: this.#clock.now() };
-    const got = await this.#store.renewLease(fence, leaseTtl(ttlMs));
+    const got = await this.#store.renewLease(fence, ttlMs === undefined ? undefined : leaseTtl(ttlMs));
     if (!got.ok) throw refusalError(got.reason === 'conflict' ? 'lost' : got.reason, fence, got.lease);
     return got.value;
   }

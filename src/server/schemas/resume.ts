@@ -171,6 +171,7 @@ export const leaseAnswer = z.object({
   epoch: z.number().int().nullable(),
   acquired_at: time.nullable(),
   expires_at: time.nullable(),
+  ttl_ms: z.number().int().nullable().describe('what a renew without ttl_ms extends the lease by'),
 });
 
 export const workingStateAnswer = z.object({

@@ -158,19 +158,38 @@ export async function writeEventsAndBeliefs(
 
 /**
  * The heads of several facts, in request order, in one statement (a write's transaction pays a round
- * trip per statement): each request's beliefs, or one row of NULLs when it has none, each row with the
- * fact's newest `observed_at` (an index lookup on `events_fact`).
+ * trip per statement): each request's beliefs (all: a range of the primary key; one value's:
+ * `beliefs_value`), or one row of NULLs when it has none, each row with the fact's newest
+ * `observed_at` (`events_fact`) and its latest retraction withdrawing the value (`events_retractions`),
+ * both read once per request.
  */
 export async function readFactHeads(db: Queryable, requests: FactHeadRequest[]): Promise<FactHead[]> {
   if (requests.length === 0) return [];
-  const res = await db.query<BeliefRow & { i: number; last: number | null }>(
-    `SELECT r.i, (SELECT max(observed_at) FROM events
-                  WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last,
-            ${E}, b.replaced AS belief_replaced
+  const beliefsOf = (test: string) =>
+    `SELECT ${E}, b.replaced AS belief_replaced, b.observed_at AS b_at, b.event_id AS b_id
+     FROM beliefs b JOIN events e ON e.id = b.event_id
+     WHERE b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p AND ${test}`;
+  const res = await db.query<BeliefRow & { i: number; last: number | null; last_retraction: number | null }>(
+    `SELECT r.i, h.last, h.last_retraction, x.*
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ns, s, p, vk, i)
-     LEFT JOIN (beliefs b JOIN events e ON e.id = b.event_id)
-       ON b.namespace = r.ns AND b.subject = r.s AND b.predicate = r.p AND (r.vk IS NULL OR b.value_key = r.vk)
-     ORDER BY r.i, b.observed_at, b.event_id`,
+     CROSS JOIN LATERAL (
+       SELECT (SELECT max(observed_at) FROM events
+               WHERE namespace = r.ns AND subject = r.s AND predicate = r.p) AS last,
+              CASE WHEN r.vk IS NULL
+                THEN (SELECT max(observed_at) FROM events
+                      WHERE namespace = r.ns AND subject = r.s AND predicate = r.p AND retraction = 1)
+                ELSE GREATEST(
+                  (SELECT max(observed_at) FROM events WHERE namespace = r.ns AND subject = r.s
+                     AND predicate = r.p AND retraction = 1 AND value_key IS NULL),
+                  (SELECT max(observed_at) FROM events WHERE namespace = r.ns AND subject = r.s
+                     AND predicate = r.p AND retraction = 1 AND value_key = r.vk))
+              END AS last_retraction) h
+     LEFT JOIN LATERAL (
+       ${beliefsOf('r.vk IS NULL')}
+       UNION ALL
+       ${beliefsOf('b.value_key = r.vk')}
+     ) x ON true
+     ORDER BY r.i, x.b_at, x.b_id`,
     [
       requests.map((r) => r.namespace),
       requests.map((r) => r.subject),
@@ -178,10 +197,11 @@ export async function readFactHeads(db: Queryable, requests: FactHeadRequest[]):
       requests.map((r) => r.valueKey ?? null),
     ],
   );
-  const heads: FactHead[] = requests.map(() => ({ beliefs: [], lastObservedAt: null }));
+  const heads: FactHead[] = requests.map(() => ({ beliefs: [], lastObservedAt: null, lastRetractionAt: null }));
   for (const row of res.rows) {
     const head = heads[row.i - 1] as FactHead;
     head.lastObservedAt = row.last;
+    head.lastRetractionAt = row.last_retraction;
     if (row.id !== null) head.beliefs.push(rowToBelief(row));
   }
   return heads;

@@ -86,11 +86,11 @@ export class PostgresResumeTables {
       // One statement: a new namespace inserts; a lapsed lease is taken over; a live one is left as
       // it is (no row returned). Concurrent acquires serialise on the row: one wins per epoch.
       const res = await this.#db.query<LeaseRow>(
-        `INSERT INTO leases AS l (namespace, holder, epoch, acquired_at, expires_at)
-         VALUES ($1, $2, nextval('lease_epoch'), $3::bigint, $3::bigint + $4::bigint)
+        `INSERT INTO leases AS l (namespace, holder, epoch, acquired_at, expires_at, ttl_ms)
+         VALUES ($1, $2, nextval('lease_epoch'), $3::bigint, $3::bigint + $4::bigint, $4::bigint)
          ON CONFLICT (namespace) DO UPDATE
-           SET holder = EXCLUDED.holder, epoch = EXCLUDED.epoch,
-               acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
+           SET holder = EXCLUDED.holder, epoch = EXCLUDED.epoch, acquired_at = EXCLUDED.acquired_at,
+               expires_at = EXCLUDED.expires_at, ttl_ms = EXCLUDED.ttl_ms
            WHERE l.expires_at <= $3::bigint
          RETURNING *`,
         [r.namespace, r.holder, r.now, r.ttlMs],
@@ -102,18 +102,21 @@ export class PostgresResumeTables {
     }
   }
 
-  async renew(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
-    return this.#moveExpiry(fence, fence.now + ttlMs);
+  async renew(fence: Fence, ttlMs?: number): Promise<Fenced<LeaseRecord>> {
+    // Without a TTL, the lease's own (the right-hand ttl_ms is the row's value before the update).
+    const ttl = 'COALESCE($4::bigint, ttl_ms)';
+    return this.#moveExpiry(fence, `ttl_ms = ${ttl}, expires_at = $3::bigint + ${ttl}`, [ttlMs ?? null]);
   }
 
   async release(fence: Fence): Promise<Fenced<LeaseRecord>> {
-    return this.#moveExpiry(fence, fence.now);
+    return this.#moveExpiry(fence, 'expires_at = $3::bigint');
   }
 
-  async #moveExpiry(fence: Fence, expiresAt: number): Promise<Fenced<LeaseRecord>> {
+  /** Updates the live lease of `fence.epoch` with `set` ($1..$3: namespace, epoch, now; then `more`). */
+  async #moveExpiry(fence: Fence, set: string, more: unknown[] = []): Promise<Fenced<LeaseRecord>> {
     const res = await this.#db.query<LeaseRow>(
-      `UPDATE leases SET expires_at = $4 WHERE namespace = $1 AND epoch = $2 AND expires_at > $3 RETURNING *`,
-      [fence.namespace, fence.epoch, fence.now, expiresAt],
+      `UPDATE leases SET ${set} WHERE namespace = $1 AND epoch = $2 AND expires_at > $3 RETURNING *`,
+      [fence.namespace, fence.epoch, fence.now, ...more],
     );
     if (res.rows[0]) return { ok: true, value: leaseFromRow(res.rows[0]) };
     const lease = await this.#lease(this.#db, fence.namespace);

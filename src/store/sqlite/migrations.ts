@@ -13,6 +13,8 @@ const MIGRATIONS: readonly string[] = [
   '003-beliefs-clustered.sql',
   '004-replaced-bounded.sql',
   '005-resume.sql',
+  '006-value-lookups.sql',
+  '007-lease-ttl.sql',
 ];
 
 /** The schema version this code writes. */

@@ -21,6 +21,7 @@ export interface LeaseRow {
   epoch: number;
   acquired_at: number;
   expires_at: number;
+  ttl_ms: number;
 }
 
 export interface WorkingStateRow {
@@ -81,6 +82,7 @@ export function leaseFromRow(r: LeaseRow): LeaseRecord {
     epoch: r.epoch,
     acquiredAt: r.acquired_at,
     expiresAt: r.expires_at,
+    ttlMs: r.ttl_ms,
   };
 }
 

@@ -60,7 +60,7 @@ export class SqliteResumeTables {
   readonly #sql: (text: string) => Database.Statement;
   readonly #acquireTx: (r: { namespace: string; holder: string; ttlMs: number; now: number }) => LeaseAcquire;
   readonly #writeTx: (fence: Fence, writes: ResumeWrite[]) => ResumeWriteResult[];
-  readonly #leaseTx: (fence: Fence, expiresAt: (lease: LeaseRecord) => number) => LeaseRecord;
+  readonly #leaseTx: (fence: Fence, next: (lease: LeaseRecord) => LeaseRecord) => LeaseRecord;
   readonly #importTx: (records: ResumeRecordLine[]) => number;
 
   constructor(db: Database.Database, sql: (text: string) => Database.Statement) {
@@ -71,22 +71,32 @@ export class SqliteResumeTables {
       const epoch = this.#sql('UPDATE lease_epoch SET last = last + 1 WHERE id = 1 RETURNING last')
         .pluck()
         .get() as number;
-      const lease = { namespace: r.namespace, holder: r.holder, epoch, acquiredAt: r.now, expiresAt: r.now + r.ttlMs };
+      const lease = {
+        namespace: r.namespace,
+        holder: r.holder,
+        epoch,
+        acquiredAt: r.now,
+        expiresAt: r.now + r.ttlMs,
+        ttlMs: r.ttlMs,
+      };
       this.#sql(
-        `INSERT OR REPLACE INTO leases (namespace, holder, epoch, acquired_at, expires_at)
-         VALUES (@namespace, @holder, @epoch, @acquiredAt, @expiresAt)`,
+        `INSERT OR REPLACE INTO leases (namespace, holder, epoch, acquired_at, expires_at, ttl_ms)
+         VALUES (@namespace, @holder, @epoch, @acquiredAt, @expiresAt, @ttlMs)`,
       ).run(lease);
       return { acquired: true as const, lease };
     });
     // IMMEDIATE: the write lock is taken before the lease is read, so check and write see one state.
     this.#acquireTx = (r) => acquire.immediate(r);
-    const lease = db.transaction((fence: Fence, expiresAt: (l: LeaseRecord) => number) => {
-      const held = this.#check(fence);
-      const next = { ...held, expiresAt: expiresAt(held) };
-      this.#sql('UPDATE leases SET expires_at = ? WHERE namespace = ?').run(next.expiresAt, fence.namespace);
+    const lease = db.transaction((fence: Fence, change: (l: LeaseRecord) => LeaseRecord) => {
+      const next = change(this.#check(fence));
+      this.#sql('UPDATE leases SET expires_at = ?, ttl_ms = ? WHERE namespace = ?').run(
+        next.expiresAt,
+        next.ttlMs,
+        fence.namespace,
+      );
       return next;
     });
-    this.#leaseTx = (fence, expiresAt) => lease.immediate(fence, expiresAt);
+    this.#leaseTx = (fence, change) => lease.immediate(fence, change);
     const write = db.transaction((fence: Fence, writes: ResumeWrite[]) => {
       this.#check(fence);
       return writes.map((w) => this.#apply(fence.namespace, w));
@@ -127,12 +137,17 @@ export class SqliteResumeTables {
     return this.#acquireTx(request);
   }
 
-  renew(fence: Fence, ttlMs: number): Fenced<LeaseRecord> {
-    return this.#fenced(() => this.#leaseTx(fence, () => fence.now + ttlMs));
+  renew(fence: Fence, ttlMs?: number): Fenced<LeaseRecord> {
+    return this.#fenced(() =>
+      this.#leaseTx(fence, (held) => {
+        const ttl = ttlMs ?? held.ttlMs;
+        return { ...held, ttlMs: ttl, expiresAt: fence.now + ttl };
+      }),
+    );
   }
 
   release(fence: Fence): Fenced<LeaseRecord> {
-    return this.#fenced(() => this.#leaseTx(fence, () => fence.now));
+    return this.#fenced(() => this.#leaseTx(fence, (held) => ({ ...held, expiresAt: fence.now })));
   }
 
   lease(namespace: string): LeaseRecord | null {

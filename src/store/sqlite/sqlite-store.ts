@@ -256,17 +256,35 @@ export class SqliteStore implements Store {
   }
 
   #factHead({ namespace, subject, predicate, valueKey }: FactHeadRequest): FactHead {
-    // One range of the clustered table, in its own order; value_key (not indexed) is tested per row.
+    // All beliefs: one range of the clustered table, in its own order. One value's: beliefs_value.
     const key = valueKey ?? null;
-    const rows = this.#sql(
-      `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id
-       WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND (? IS NULL OR b.value_key = ?)
-       ORDER BY b.observed_at, b.event_id`,
-    ).all(namespace, subject, predicate, key, key);
+    const select = 'SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id';
+    const rows =
+      key === null
+        ? this.#sql(
+            `${select} WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? ORDER BY b.observed_at, b.event_id`,
+          ).all(namespace, subject, predicate)
+        : // Named: without statistics the planner prefers the primary key's range, which sorts for free.
+          this.#sql(
+            `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b INDEXED BY beliefs_value
+             JOIN events e ON e.id = b.event_id
+             WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?
+             ORDER BY b.observed_at, b.event_id`,
+          ).all(namespace, subject, predicate, key);
     const last = this.#sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
       .pluck()
       .get(namespace, subject, predicate) as number | null;
-    return { beliefs: (rows as BeliefRow[]).map(rowToBelief), lastObservedAt: last };
+    // events_retractions: a seek for the retractions of all values, one for those of this value.
+    const retracted = (test: string, ...args: unknown[]) =>
+      this.#sql(
+        `SELECT max(observed_at) FROM events
+         WHERE namespace = ? AND subject = ? AND predicate = ? AND retraction = 1 AND ${test}`,
+      )
+        .pluck()
+        .get(namespace, subject, predicate, ...args) as number | null;
+    const lastRetractionAt =
+      key === null ? retracted('1') : maxOf(retracted('value_key IS NULL'), retracted('value_key = ?', key));
+    return { beliefs: (rows as BeliefRow[]).map(rowToBelief), lastObservedAt: last, lastRetractionAt };
   }
 
   async factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]> {
@@ -383,7 +401,7 @@ export class SqliteStore implements Store {
     while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.acquire(r));
   }
-  async renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
+  async renewLease(fence: Fence, ttlMs?: number): Promise<Fenced<LeaseRecord>> {
     while (this.#vacuuming) await this.#vacuuming;
     return this.#wrote(this.#resume.renew(fence, ttlMs));
   }
@@ -463,4 +481,9 @@ export class SqliteStore implements Store {
       this.#db.close();
     }
   }
+}
+
+/** The larger of two optional times. */
+function maxOf(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
 }

@@ -156,11 +156,20 @@ export function beliefsLookupConformance(open: () => Promise<Store>): void {
       const ns = freshNamespace();
       const red = makeEvent(ns, { value: 'red' });
       await store.appendEvents([red], heldAll([red]));
-      assert.deepEqual(await store.factHead(ns, 'alice', 'name'), { beliefs: [], lastObservedAt: null });
-      assert.deepEqual(await store.factHead(ns, 'nobody', 'favorite_color'), { beliefs: [], lastObservedAt: null });
+      assert.deepEqual(await store.factHead(ns, 'alice', 'name'), {
+        beliefs: [],
+        lastObservedAt: null,
+        lastRetractionAt: null,
+      });
+      assert.deepEqual(await store.factHead(ns, 'nobody', 'favorite_color'), {
+        beliefs: [],
+        lastObservedAt: null,
+        lastRetractionAt: null,
+      });
       assert.deepEqual(await store.factHead(freshNamespace(), 'alice', 'favorite_color'), {
         beliefs: [],
         lastObservedAt: null,
+        lastRetractionAt: null,
       });
     });
 
@@ -185,6 +194,7 @@ export function beliefsLookupConformance(open: () => Promise<Store>): void {
           { event: k1, replaced: [] },
         ],
         lastObservedAt: 2000,
+        lastRetractionAt: null,
       });
     });
 
@@ -197,10 +207,15 @@ export function beliefsLookupConformance(open: () => Promise<Store>): void {
       assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
         beliefs: [{ event: red, replaced: [] }],
         lastObservedAt: 2000,
+        lastRetractionAt: null,
       });
       const retract = makeEvent(ns, { value: null, valueKey: null, retraction: true, observedAt: 3000 });
       await store.appendEvents([retract], [changeOf(ns, 'alice', 'favorite_color', [])]);
-      assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), { beliefs: [], lastObservedAt: 3000 });
+      assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
+        beliefs: [],
+        lastObservedAt: 3000,
+        lastRetractionAt: 3000,
+      });
       const onlyRetracted = makeEvent(ns, {
         subject: 'bob',
         value: 'red',
@@ -209,7 +224,35 @@ export function beliefsLookupConformance(open: () => Promise<Store>): void {
         observedAt: 4000,
       });
       await store.appendEvents([onlyRetracted]);
-      assert.deepEqual(await store.factHead(ns, 'bob', 'favorite_color'), { beliefs: [], lastObservedAt: 4000 });
+      assert.deepEqual(await store.factHead(ns, 'bob', 'favorite_color'), {
+        beliefs: [],
+        lastObservedAt: 4000,
+        lastRetractionAt: 4000,
+      });
+    });
+  });
+
+  describe('Store.factHead lastRetractionAt', () => {
+    it('gives the latest retraction withdrawing the value: of all values or of that one, not of others', async () => {
+      const ns = freshNamespace();
+      const fact = { subject: 'alice', predicate: 'knows' };
+      const bob = makeEvent(ns, { ...fact, value: 'bob', observedAt: 1000 });
+      const dropBob = makeEvent(ns, { ...fact, value: 'bob', retraction: true, observedAt: 2000 });
+      const dropAll = makeEvent(ns, { ...fact, value: null, valueKey: null, retraction: true, observedAt: 1500 });
+      const dropCarol = makeEvent(ns, { ...fact, value: 'carol', retraction: true, observedAt: 5000 });
+      const later = makeEvent(ns, { ...fact, value: 'dave', observedAt: 9000 });
+      await store.appendEvents([bob, dropBob, dropAll, dropCarol, later], heldAll([later]));
+      const at = async (valueKey?: string) => (await store.factHead(ns, 'alice', 'knows', valueKey)).lastRetractionAt;
+      assert.equal(await at('bob'), 2000);
+      assert.equal(await at('carol'), 5000);
+      assert.equal(await at('dave'), 1500, 'the retraction of all values withdraws dave too');
+      assert.equal(await at(), 5000, 'all beliefs: the latest retraction of any value');
+      assert.equal(
+        await at('bob'),
+        (await store.factHeads([{ namespace: ns, ...fact, valueKey: 'bob' }]))[0]?.lastRetractionAt,
+      );
+      const other = await store.factHead(ns, 'alice', 'name', 'bob');
+      assert.equal(other.lastRetractionAt, null, 'another predicate’s retractions do not count');
     });
   });
 

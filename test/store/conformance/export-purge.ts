@@ -156,8 +156,16 @@ export function exportPurgeConformance(open: () => Promise<Store>): void {
       // The "now" projection goes with the events.
       assert.deepEqual(await store.currentBeliefs({ namespace: gone, limit: 100 }), []);
       assert.deepEqual(await store.searchBeliefs({ namespace: gone, terms: [w], limit: 10 }), []);
-      assert.deepEqual(await store.factHead(gone, 'alice', 'favorite_color'), { beliefs: [], lastObservedAt: null });
-      assert.deepEqual(await store.factHead(gone, 'carol', 'favorite_color'), { beliefs: [], lastObservedAt: null });
+      assert.deepEqual(await store.factHead(gone, 'alice', 'favorite_color'), {
+        beliefs: [],
+        lastObservedAt: null,
+        lastRetractionAt: null,
+      });
+      assert.deepEqual(await store.factHead(gone, 'carol', 'favorite_color'), {
+        beliefs: [],
+        lastObservedAt: null,
+        lastRetractionAt: null,
+      });
       assert.deepEqual(await store.factKeys(tenant, 'favorite_color'), [{ namespace: sibling, subject: 'alice' }]);
       assert.deepEqual(await store.currentBeliefs({ namespace: sibling, limit: 100 }), [
         { event: kept[0], replaced: [] },
@@ -182,6 +190,7 @@ export function exportPurgeConformance(open: () => Promise<Store>): void {
       assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
         beliefs: [],
         lastObservedAt: events[0]?.observedAt,
+        lastRetractionAt: null,
       });
       assert.deepEqual(await store.searchBeliefs({ namespace: ns, terms: ['teal'], limit: 10 }), []);
     });
@@ -205,6 +214,7 @@ export function exportPurgeConformance(open: () => Promise<Store>): void {
       assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
         beliefs: [{ event: fresh, replaced: [] }],
         lastObservedAt: 1000,
+        lastRetractionAt: null,
       });
       assert.deepEqual(await store.searchBeliefs({ namespace: ns, terms: ['old'], limit: 10 }), []);
       assert.deepEqual(

@@ -32,6 +32,7 @@ export function leasesConformance(open: () => Promise<Store>): void {
         epoch: lease.epoch,
         acquiredAt: T0,
         expiresAt: T0 + 30_000,
+        ttlMs: 30_000,
       });
       assert.deepEqual(await store.getLease(ns), lease);
     });
@@ -92,6 +93,23 @@ export function leasesConformance(open: () => Promise<Store>): void {
       const renewed = await store.renewLease(fenceOf(lease, T0 + 20_000), 30_000);
       assert.deepEqual(renewed, { ok: true, value: { ...lease, expiresAt: T0 + 50_000 } });
       assert.deepEqual(await store.getLease(ns), { ...lease, expiresAt: T0 + 50_000 });
+    });
+
+    it('keeps the TTL the lease was taken with when none is given, and the last one given', async () => {
+      const ns = freshNamespace();
+      const lease = await held(store, ns, 'pod-a', 1500);
+      const kept = await store.renewLease(fenceOf(lease, T0 + 1000));
+      assert.deepEqual(kept, { ok: true, value: { ...lease, expiresAt: T0 + 2500, ttlMs: 1500 } });
+      const longer = await store.renewLease(fenceOf(lease, T0 + 2000), 4000);
+      assert.deepEqual(longer, { ok: true, value: { ...lease, expiresAt: T0 + 6000, ttlMs: 4000 } });
+      const again = await store.renewLease(fenceOf(lease, T0 + 5000));
+      assert.deepEqual(again, { ok: true, value: { ...lease, expiresAt: T0 + 9000, ttlMs: 4000 } });
+      assert.deepEqual(await store.getLease(ns), { ...lease, expiresAt: T0 + 9000, ttlMs: 4000 });
+      // A successor's lease has its own TTL, not the lapsed one's.
+      const next = await held(store, ns, 'pod-b', 2000, T0 + 9000);
+      assert.equal(next.ttlMs, 2000);
+      const released = await store.releaseLease(fenceOf(next, T0 + 9500));
+      assert.deepEqual(released, { ok: true, value: { ...next, expiresAt: T0 + 9500 } });
     });
 
     it('refuses a lapsed lease and a superseded epoch with lost, and no lease with not_held', async () => {

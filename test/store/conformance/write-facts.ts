@@ -58,6 +58,7 @@ export function writeFactsConformance(open: () => Promise<Store>): void {
       assert.deepEqual(await store.factHead(ns, 'alice', 'favorite_color'), {
         beliefs: [{ event: next, replaced: [{ value: 'red', observedAt: 1000 }] }],
         lastObservedAt: 2000,
+        lastRetractionAt: null,
       });
     });
 
