@@ -6,7 +6,6 @@
  * time from start to serving again with 1,000 recorded sessions (in-process restart: the first gateway detaches
  * its instances, the second adopts them; then the same as a `tether gateway` process, Node start included).
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -17,6 +16,7 @@ import { RedisSessionStore } from '../../src/sessions/redis/redis-store.ts';
 import { parseRedisUrl } from '../../src/sessions/redis/redis-url.ts';
 import { killRecorded } from '../../test/gateway/redis/helpers.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
+import { spawnTether } from '../../test/helpers/tether-cli.ts';
 import {
   benchGatewayOptions,
   firstByte,
@@ -34,7 +34,6 @@ const CONNECTIONS = 16;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const RECORDED = 1000;
-const TETHER = new URL('../../bin/tether', import.meta.url).pathname;
 
 /** One line of the summary: what, memory, redis, decimals, target, met (undefined: no target). */
 type Row = [string, number | null, number, number, string, boolean | undefined];
@@ -68,7 +67,7 @@ async function processRestart(
   cleanups: Array<() => Promise<void>>,
 ): Promise<{ ms: number; detail: string }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [TETHER, 'gateway', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawnTether(['gateway', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   cleanups.push(async () => {
     if (child.exitCode !== null) return;
     child.kill('SIGTERM');
@@ -76,7 +75,7 @@ async function processRestart(
   });
   let out = '';
   let firstLineMs: number | undefined;
-  child.stdout.on('data', (c) => {
+  child.stdout?.on('data', (c) => {
     firstLineMs ??= performance.now() - t0;
     out += c;
   });

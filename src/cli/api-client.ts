@@ -3,8 +3,10 @@
  * The HTTP client of the everyday CLI commands (keys, facts, sessions, instances, logs): where the URL and
  * the credential come from, one `apiRequest` that turns an API error into `CliError` carrying the API's
  * own message, and the exit codes those errors map to. No server code is imported.
+ * It speaks node:http, not fetch: undici (fetch) is loaded on first use and was half the start of `tether recall`.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 
 /** Exit codes of the `tether` command (docs/cli.md, "Exit codes"). */
@@ -100,32 +102,59 @@ export async function apiRequest(base: string, path: string, r: ApiRequest = {})
   for (const [k, v] of Object.entries(r.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
   const headers: Record<string, string> = {};
   if (r.bearer) headers.authorization = `Bearer ${r.bearer}`;
-  if (r.body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
+  const body = r.body === undefined ? undefined : JSON.stringify(r.body);
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(body));
+  }
+  let res: HttpAnswer;
   try {
-    res = await fetch(url, {
-      method: r.method ?? 'GET',
-      headers,
-      body: r.body === undefined ? undefined : JSON.stringify(r.body),
-    });
+    res = await send(url, r.method ?? 'GET', headers, body);
   } catch (err) {
-    // undici puts the socket error in `cause` (an AggregateError when several addresses were tried).
-    const c = (err as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
-    const cause = c?.code ?? c?.errors?.[0]?.code ?? (c as Error | undefined)?.message ?? (err as Error).message;
+    // An AggregateError when several addresses were tried (localhost: ::1 and 127.0.0.1).
+    const e = err as { code?: string; errors?: { code?: string }[]; message: string };
+    const cause = e.code ?? e.errors?.[0]?.code ?? e.message;
     throw new CliError(`cannot reach ${url.origin} (${cause}): is the server running?`, EXIT.unavailable);
   }
   if (res.status === 204) return undefined;
-  const text = await res.text();
-  let body: unknown;
+  let parsed: unknown;
   try {
-    body = text === '' ? undefined : JSON.parse(text);
+    parsed = res.text === '' ? undefined : JSON.parse(res.text);
   } catch {
-    body = undefined;
+    parsed = undefined;
   }
-  if (!res.ok) {
-    const error = (body as { error?: { code?: string; message?: string } } | undefined)?.error;
-    const message = error ? `${error.code}: ${error.message}` : text.slice(0, 200) || res.statusText;
+  if (res.status < 200 || res.status > 299) {
+    const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+    const message = error ? `${error.code}: ${error.message}` : res.text.slice(0, 200) || res.statusText;
     throw new CliError(`${res.status} ${message}`, exitCodeOf(res.status));
   }
-  return body;
+  return parsed;
+}
+
+/** A whole HTTP answer. */
+interface HttpAnswer {
+  status: number;
+  statusText: string;
+  text: string;
+}
+
+/** One request over node:http (node:https, loaded only then, for an https URL); rejects on a socket error. */
+async function send(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+  const request = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          statusText: res.statusMessage ?? '',
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -1,18 +1,12 @@
 /**
  * @module
- * The `tether` command line: one sub-command per file, registered here, and the exit codes
+ * The `tether` command line: one sub-command per file, loaded on demand (commands.ts), and the exit codes
  * (api-client.ts `EXIT`): a usage error exits 2, an API refusal the code of its status.
  * This is the only place that picks drivers (store, session store, runtime).
  */
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT } from './api-client.ts';
-import { registerExportCommands } from './export-command.ts';
-import { registerFactCommands } from './fact-commands.ts';
-import { registerGatewayAdminCommands } from './gateway-admin-commands.ts';
-import { registerGatewayCommand } from './gateway-command.ts';
-import { registerKeysCommand } from './keys-command.ts';
-import { registerMemoryCommand } from './memory-command.ts';
-import { registerUpCommand } from './up-command.ts';
+import { modulesFor } from './commands.ts';
 
 const program = new Command('tether')
   .description('Memory and sessions that outlive the sandbox')
@@ -21,13 +15,8 @@ const program = new Command('tether')
   // Subcommands inherit this: commander throws instead of exiting, so usage errors get their own code.
   .exitOverride();
 
-registerMemoryCommand(program);
-registerGatewayCommand(program);
-registerUpCommand(program);
-registerExportCommands(program);
-registerKeysCommand(program);
-registerFactCommands(program);
-registerGatewayAdminCommands(program);
+// Only the module of the command being run is loaded (commands.ts): a start costs what that command needs.
+for (const register of await Promise.all(modulesFor(process.argv.slice(2)).map((m) => m.load()))) register(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -31,6 +31,8 @@ export function onShutdown(log: Logger, close: () => Promise<void>, graceMs = SH
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  // `on`, not `once`: Ctrl-C under `npm start` sends SIGINT twice (the terminal's to the group, then the copy npm
+  // forwards to its child); with `once`, a second one handled apart from the first would kill the stop midway.
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -1,31 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { send, serviceYaml, startTestGateway } from '../gateway/helpers/harness.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
+import { runTether } from '../helpers/tether-cli.ts';
 
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `tether …` in `cwd` with only the env given (no TETHER_* of the machine leaks in). */
-function tether(args: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd, env: { PATH: process.env.PATH ?? '', ...env } },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const tether = runTether;
 
 let srv: TestMemoryServer;
 let dir: string;

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
-
-const run = promisify(execFile);
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
+import { execTether } from '../helpers/tether-cli.ts';
 
 let srv: TestMemoryServer;
 let dir: string;
@@ -32,7 +28,7 @@ describe('tether export / tether import', () => {
     const w = await srv.call('POST', '/v1/memories', { key, body: { statements } });
     assert.equal(w.status, 200);
 
-    const exported = await run(process.execPath, [BIN, 'export', '--url', srv.url, '--key', key], {
+    const exported = await execTether(['export', '--url', srv.url, '--key', key], {
       maxBuffer: 64 << 20,
     });
     const lines = exported.stdout.trim().split('\n');
@@ -45,7 +41,7 @@ describe('tether export / tether import', () => {
 
     await srv.call('DELETE', '/v1/namespaces/agents:cli', { key: srv.adminKey });
     // ~1 MB of lines: the CLI must split it under the server's 1 MiB body limit
-    const imported = await run(process.execPath, [BIN, 'import', file, '--url', srv.url, '--key', srv.adminKey]);
+    const imported = await execTether(['import', file, '--url', srv.url, '--key', srv.adminKey]);
     assert.match(imported.stderr, /^imported 300 events, skipped 0 already present, in \d+\.\d s\n$/);
     const after = await srv.call('GET', '/v1/events', { key });
     assert.equal(after.text, readFileSync(file, 'utf8'));
@@ -59,7 +55,7 @@ describe('tether export / tether import', () => {
       value: `fact ${i} ${'x'.repeat(3000)}`,
     }));
     assert.equal((await srv.call('POST', '/v1/memories', { key, body: { statements } })).status, 200);
-    const exported = await run(process.execPath, [BIN, 'export', '--url', srv.url, '--key', key], {
+    const exported = await execTether(['export', '--url', srv.url, '--key', key], {
       maxBuffer: 64 << 20,
     });
     const lines = exported.stdout.trim().split('\n');
@@ -69,7 +65,7 @@ describe('tether export / tether import', () => {
     const file = join(dir, 'nul.ndjson');
     writeFileSync(file, `${lines.join('\n')}\n\n${JSON.stringify(bad)}\n`);
     await assert.rejects(
-      run(process.execPath, [BIN, 'import', file, '--url', srv.url, '--key', srv.adminKey]),
+      execTether(['import', file, '--url', srv.url, '--key', srv.adminKey]),
       (err: { code: number; stderr: string }) => {
         assert.equal(err.code, 1, err.stderr);
         assert.match(err.stderr, /400 invalid_request: line 303\.evidence: contains U\+0000 \(NUL\)/);
@@ -81,7 +77,7 @@ describe('tether export / tether import', () => {
 
   it('fails with the server’s error and exit code 3 for a bad key', async () => {
     await assert.rejects(
-      run(process.execPath, [BIN, 'export', '--url', srv.url, '--key', 'nope']),
+      execTether(['export', '--url', srv.url, '--key', 'nope']),
       (err: { code: number; stderr: string }) => err.code === 3 && /401 unauthenticated/.test(err.stderr),
     );
   });

@@ -1,7 +1,7 @@
 /**
- * The deploy kit outside the chart: the Dockerfile is multi-stage, installs no dev dependencies, runs as a
- * non-root user with `tether` as its entrypoint, and .dockerignore keeps tests and node_modules out; the kind
- * script (which cannot run here: no Docker engine) passes `bash -n` and shellcheck and runs the five checks.
+ * The deploy kit outside the chart: the Dockerfile compiles in one stage and ships only dist/ (no sources, no
+ * tsx), installs no dev dependencies in the image, runs as a non-root user with `tether` as its entrypoint, and
+ * .dockerignore keeps tests and node_modules out; the kind script (which cannot run here: no Docker engine) passes `bash -n` and shellcheck and runs the five checks.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SERVER_NODE_FLAGS } from '../../src/server/node-flags.ts';
+import { TETHER_BIN } from '../helpers/tether-cli.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const SCRIPT = join(ROOT, 'deploy/kind/run-kind.sh');
@@ -19,15 +20,18 @@ describe('Dockerfile', () => {
     .filter((l) => l.trim() && !l.trim().startsWith('#'));
   const stages = lines.filter((l) => /^FROM /i.test(l));
 
-  it('builds in two stages, the last one from a clean base with the first stage only copied in', () => {
-    assert.equal(stages.length, 2);
-    assert.match(stages[0]!, / AS deps$/);
-    assert.ok(lines.some((l) => /^COPY --from=deps /.test(l)));
+  it('builds in three stages: compile, production dependencies, and a clean base with both copied in', () => {
+    assert.equal(stages.length, 3);
+    assert.match(stages[0]!, / AS build$/);
+    assert.match(stages[1]!, / AS deps$/);
+    assert.ok(lines.some((l) => /^RUN npm run build$/.test(l)));
+    assert.ok(lines.some((l) => /^COPY --from=deps \/app\/node_modules /.test(l)));
+    assert.ok(lines.some((l) => /^COPY --from=build \/app\/dist /.test(l)));
   });
 
   it('installs production dependencies only, runs as a non-root user, and has tether as its entrypoint', () => {
     assert.ok(lines.some((l) => /npm ci --omit=dev/.test(l)));
-    const last = lines.slice(lines.indexOf(stages[1]!));
+    const last = lines.slice(lines.indexOf(stages[2]!));
     const user = last.find((l) => /^USER /.test(l));
     assert.ok(user && !/^USER (root|0)\b/.test(user), `USER: ${user}`);
     assert.deepEqual(JSON.parse(last.find((l) => /^ENTRYPOINT /.test(l))!.slice('ENTRYPOINT '.length)), [
@@ -35,9 +39,19 @@ describe('Dockerfile', () => {
       ...SERVER_NODE_FLAGS,
       '/app/bin/tether',
     ]);
-    // tsx runs the TypeScript sources at run time, so it must be a production dependency.
+  });
+
+  it('runs the compiled build: no TypeScript sources in the image, tsx only a dev dependency', () => {
+    const last = lines.slice(lines.indexOf(stages[2]!));
+    assert.deepEqual(
+      last.filter((l) => /^COPY /.test(l) && /\bsrc\b/.test(l)),
+      [],
+    );
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-    assert.ok(pkg.dependencies.tsx);
+    assert.equal(pkg.dependencies.tsx, undefined);
+    assert.ok(pkg.devDependencies.tsx);
+    // What the image's bin/tether imports is what the build stage makes.
+    assert.match(readFileSync(TETHER_BIN, 'utf8'), /import\('\.\.\/dist\/cli\/main\.js'\)/);
   });
 
   it('keeps node_modules, .git, tests and local data out of the build context', () => {

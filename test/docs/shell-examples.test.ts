@@ -20,6 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { spawnTether } from '../helpers/tether-cli.ts';
 import { type ShellBlock, shellBlocks } from './shell-blocks.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -80,10 +81,8 @@ interface Platform {
 
 /** `tether up` as a child process in a temp folder; its URLs read from its banner. */
 async function startPlatform(cwd: string): Promise<Platform> {
-  const child = spawn(
-    process.execPath,
+  const child = spawnTether(
     [
-      join(ROOT, 'bin/tether'),
       'up',
       '--data',
       join(cwd, '.tether'),
@@ -171,6 +170,8 @@ function runPage(
     TETHER_GATEWAY_ADMIN_URL: p.admin,
     TETHER_DATA: join(p.cwd, '.tether'),
     TRANSCRIPT: transcript,
+    // ./bin/tether in a block runs src/ through tsx, never a dist/ left stale by an edit (test/helpers/tether-cli.ts).
+    TETHER_FROM_SOURCE: '1',
   };
   return new Promise((ok, fail) => {
     const child = spawn('bash', ['-c', WRAPPER + script], { cwd: p.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
+import { spawnTether } from '../helpers/tether-cli.ts';
 import { ADMIN_AUTH, ADMIN_TOKEN, LOOPBACK_PORTS } from './helpers/gateway-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -62,7 +63,7 @@ async function listening(run: ReturnType<typeof runCli>): Promise<{ publicUrl: s
 
 describe('tether gateway (command line)', () => {
   it('is registered in bin/tether with its flags', async () => {
-    const child = spawn(process.execPath, [resolve(ROOT, 'bin/tether'), 'gateway', '--help'], {
+    const child = spawnTether(['gateway', '--help'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,24 +1,24 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
+import { spawnTether } from '../helpers/tether-cli.ts';
 
 /** Starts `tether memory` and resolves with its URL once it prints it. */
 function startProcess(
   dataDir: string,
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string; out: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'memory', '--port', '0', '--data', dataDir], {
+  const child = spawnTether(['memory', '--port', '0', '--data', dataDir], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL printed:\n${out}`)), 20_000);
+    // A generous bound against a hang, not a start-time race (a start under load takes seconds).
+    const timer = setTimeout(() => reject(new Error(`no URL printed:\n${out}`)), 120_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);

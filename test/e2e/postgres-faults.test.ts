@@ -9,8 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { mintAgentKey, newAdminKey, startReplica, within } from '../helpers/memory-replicas.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
+import { fromSource, TETHER_BIN } from '../helpers/tether-cli.ts';
 
 describe('tether memory --store postgres under faults', () => {
   let pg: TestPostgres;
@@ -99,7 +98,7 @@ describe('tether memory --store postgres under faults', () => {
     const res = spawnSync(
       process.execPath,
       [
-        BIN,
+        TETHER_BIN,
         'memory',
         '--port',
         '0',
@@ -108,7 +107,7 @@ describe('tether memory --store postgres under faults', () => {
         '--postgres-url',
         'postgres://tether:hunter2pw@127.0.0.1:9/db',
       ],
-      { encoding: 'utf8', env: { ...process.env, TETHER_ADMIN_KEY: admin }, timeout: 20_000 },
+      { encoding: 'utf8', env: fromSource({ ...process.env, TETHER_ADMIN_KEY: admin }), timeout: 120_000 },
     );
     assert.notEqual(res.status, 0);
     assert.match(res.stderr, /Cannot reach PostgreSQL at 127\.0\.0\.1:9/);

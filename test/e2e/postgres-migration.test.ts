@@ -4,12 +4,10 @@
  * same current beliefs (a superseded value stays superseded, a retraction stays).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
-import { promisify } from 'node:util';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { startMemoryServer } from '../../src/server/standalone.ts';
@@ -17,8 +15,8 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { newAdminKey } from '../helpers/memory-replicas.ts';
 import { startTestMemoryServer } from '../helpers/memory-server.ts';
 import { startPostgres } from '../helpers/postgres.ts';
+import { execTether } from '../helpers/tether-cli.ts';
 
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'tether-migrate-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -55,14 +53,13 @@ it('tether export from SQLite + tether import into PostgreSQL keep the identical
 
   const file = join(dir, 'all.ndjson');
   // Asynchronously: the servers run in this process.
-  const run = promisify(execFile);
-  const { stdout: exported } = await run(process.execPath, [BIN, 'export', '--url', source.url, '--key', admin]);
+  const { stdout: exported } = await execTether(['export', '--url', source.url, '--key', admin]);
   writeFileSync(file, exported);
   const lines = exported.trim().split('\n');
   // 7 events, and before each tenant's first event its registry versions (one tenant here).
   assert.equal(lines.filter((l) => !l.startsWith('{"registry_version"')).length, 7);
   assert.equal(lines.filter((l) => l.startsWith('{"registry_version"')).length, 1);
-  await run(process.execPath, [BIN, 'import', '--url', target.url, '--key', admin, file]);
+  await execTether(['import', '--url', target.url, '--key', admin, file]);
 
   const events = async (url: string) =>
     (await fetch(`${url}/v1/events`, { headers: { authorization: `Bearer ${admin}` } })).text();

@@ -1,33 +1,31 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type AdminInstance, isGone, send, waitFor } from '../gateway/helpers/harness.ts';
-
-const BIN = resolve(import.meta.dirname, '../../bin/tether');
+import { spawnTether } from '../helpers/tether-cli.ts';
 
 describe('tether up (process)', () => {
   it('serves the example services with a memory agent, and on SIGTERM leaves no instance behind', async (t) => {
     const data = await mkdtemp(join(tmpdir(), 'tether-up-cli-'));
     t.after(() => rm(data, { recursive: true, force: true }));
-    const child = spawn(
-      process.execPath,
-      [BIN, 'up', '--data', data, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawnTether(['up', '--data', data, '--memory-port', '0', '--port', '0', '--admin-port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     t.after(() => child.kill('SIGKILL'));
     let out = '';
-    child.stdout.on('data', (c: Buffer) => {
+    child.stdout?.on('data', (c: Buffer) => {
       out += c.toString();
     });
-    child.stderr.on('data', (c: Buffer) => {
+    child.stderr?.on('data', (c: Buffer) => {
       out += c.toString();
     });
-    await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.'), { timeoutMs: 30_000 });
+    // Generous: a start under load is slow, and the start is not what is tested.
+    await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.'), { timeoutMs: 120_000 });
     const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
     const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
     assert.ok(gateway && memory, out);

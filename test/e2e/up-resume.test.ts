@@ -6,7 +6,7 @@
  * next instance resumes with the saved working state; another session is refused alice's namespace (403).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,9 +15,9 @@ import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { type AdminInstance, send, waitFor } from '../gateway/helpers/harness.ts';
+import { spawnTether } from '../helpers/tether-cli.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/tether');
 const EXAMPLE = join(ROOT, 'examples/platform/memory-agent.yaml');
 const HOST = 'memory-agent.default.example.com';
 const ANN = 'serving.knative.dev';
@@ -59,9 +59,8 @@ async function startUp(
   data: string,
   manifest: string,
 ): Promise<{ child: ChildProcess; out: () => string; urls: string[] }> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
+  const child = spawnTether(
+    ['up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -71,8 +70,9 @@ async function startUp(
   child.stderr?.on('data', (c: Buffer) => {
     out += c.toString();
   });
+  // Generous: a start under load is slow, and the start is not what is tested.
   await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.') || child.exitCode !== null, {
-    timeoutMs: 30_000,
+    timeoutMs: 120_000,
   });
   const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
   const memory = /memory server\s+(http:\/\/\S+)/.exec(out);

@@ -4,14 +4,13 @@
  * admin key for all, from `TETHER_ADMIN_KEY`), and a small JSON client. Each replica gets its own
  * temp data folder (which stays empty) and a free port; `stop()` SIGTERMs it, `kill()` SIGKILLs it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomHex } from '../../src/common/ids.ts';
 import { startPostgres, type TestPostgres } from './postgres.ts';
-
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
+import { spawnTether } from './tether-cli.ts';
 
 /** A running replica. */
 export interface Replica {
@@ -41,9 +40,8 @@ export async function startReplica(
   env: Record<string, string> = {},
 ): Promise<Replica> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tether-replica-'));
-  const child = spawn(
-    process.execPath,
-    [BIN, 'memory', '--port', '0', '--data', dataDir, '--store', 'postgres', '--postgres-url', url, ...extraArgs],
+  const child = spawnTether(
+    ['memory', '--port', '0', '--data', dataDir, '--store', 'postgres', '--postgres-url', url, ...extraArgs],
     { env: { ...process.env, TETHER_ADMIN_KEY: adminKey, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -56,7 +54,7 @@ export async function startReplica(
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`replica printed no URL:\n${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`replica printed no URL:\n${out}`)), 120_000);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {

@@ -1,11 +1,38 @@
 /**
  * @module
- * Runs `bin/tether …` as a child process for CLI tests: only PATH and the env given reach it (no TETHER_* of
- * the machine leaks in), killed after 20 s should it hang or start serving.
+ * The one way tests (and benchmarks) run `bin/tether`: always with `TETHER_FROM_SOURCE=1`, so bin/tether runs
+ * src/ through tsx and a test never runs a dist/ left stale by an edit of src/ (the compiled build is proved by
+ * test/package/pack.test.ts, which builds it afresh). test/cli/spawn-sites.test.ts checks nothing else spawns it.
+ * `runTether` runs a command to its end: only PATH and the env given reach it (no TETHER_* of the machine leaks
+ * in), killed after 120 s should it hang or start serving (a generous bound: a start is not what is timed).
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, type ExecFileOptions, execFile, type SpawnOptions, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
+/** Path of bin/tether. */
+export const TETHER_BIN = new URL('../../bin/tether', import.meta.url).pathname;
+
+/** `env` (default: this process's) plus the switch that makes bin/tether run src/ through tsx. */
+export function fromSource(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, TETHER_FROM_SOURCE: '1' };
+}
+
+/** `node bin/tether ...args` from source; `options.env` defaults to this process's env. */
+export function spawnTether(args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, [TETHER_BIN, ...args], { ...options, env: fromSource(options.env) });
+}
+
+/** `node bin/tether ...args` from source to its end: resolves its output, rejects on a non-zero exit (`err.code`, `err.stderr`). */
+export function execTether(
+  args: readonly string[],
+  options: ExecFileOptions = {},
+): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [TETHER_BIN, ...args], {
+    ...options,
+    encoding: 'utf8',
+    env: fromSource(options.env),
+  });
+}
 
 /** A finished run: its exit code and output. */
 export interface CliRun {
@@ -14,13 +41,13 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `tether ...args` with `env` (plus PATH). */
-export function runTether(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+/** Runs `tether ...args` with `env` (plus PATH) in `cwd` to its end. */
+export function runTether(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000, killSignal: 'SIGKILL' },
+      [TETHER_BIN, ...args],
+      { cwd, env: fromSource({ PATH: process.env.PATH ?? '', ...env }), timeout: 120_000, killSignal: 'SIGKILL' },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

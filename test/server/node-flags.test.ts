@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SERVER_NODE_FLAGS } from '../../src/server/node-flags.ts';
-
-const BIN = new URL('../../bin/tether', import.meta.url).pathname;
+import { TETHER_BIN as BIN, fromSource } from '../helpers/tether-cli.ts';
 
 describe('server node flags', () => {
   it('are on the shebang of bin/tether', () => {
@@ -26,7 +25,7 @@ describe('server node flags', () => {
     writeFileSync(probe, "process.stderr.write('EXECARGV ' + JSON.stringify(process.execArgv) + '\\n');\n");
     const res = spawnSync(BIN, ['--help'], {
       encoding: 'utf8',
-      env: { ...process.env, NODE_OPTIONS: `--require ${probe}` },
+      env: fromSource({ ...process.env, NODE_OPTIONS: `--require ${probe}` }),
     });
     assert.equal(res.status, 0, res.stderr);
     const argv = JSON.parse(/EXECARGV (.*)/.exec(res.stderr)?.[1] ?? '[]') as string[];
