@@ -13,6 +13,7 @@ const MIGRATIONS: readonly string[] = [
   '003-beliefs-clustered.sql',
   '004-replaced-bounded.sql',
   '005-resume.sql',
+  '006-checkpoints.sql',
 ];
 
 /** The schema version this code writes. */
