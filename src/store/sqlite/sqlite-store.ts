@@ -6,6 +6,7 @@
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
+import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
   Fence,
@@ -446,6 +447,12 @@ export class SqliteStore implements Store {
   }
   async pointers(namespace: string): Promise<PointerRecord[]> {
     return this.#resume.pointers(namespace);
+  }
+  async checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
+    return this.#resume.checkpoints(query);
+  }
+  async checkpointWrites(namespace: string, keys: CheckpointKey[]): Promise<CheckpointWriteRecord[]> {
+    return this.#resume.checkpointWrites(namespace, keys);
   }
   exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
     return this.#resume.export(query);
