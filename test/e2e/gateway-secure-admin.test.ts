@@ -49,7 +49,11 @@ async function start(t: TestContext, args: string[]): Promise<Run> {
     out += c;
   });
   // The banner comes after the listening line: wait for both.
-  await waitFor('banner', () => out.includes('Try:') || child.exitCode !== null, { timeoutMs: 30_000 });
+  await waitFor(
+    'banner',
+    () => (out.includes('Try:') && out.includes('"gateway listening"')) || child.exitCode !== null,
+    { timeoutMs: 120_000 },
+  );
   const line = out.split('\n').find((l) => l.includes('"gateway listening"'));
   if (!line) throw new Error(`gateway did not start: ${out}`);
   const { publicUrl, adminUrl } = JSON.parse(line) as { publicUrl: string; adminUrl: string };

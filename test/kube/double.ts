@@ -184,7 +184,7 @@ export class KubeDouble extends FakeCluster {
    * Resolves with the first value `check` returns, re-checked after every write to the store (no polling).
    * @throws Error naming `what` after `timeoutMs` @default 10000
    */
-  until<T>(what: string, check: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  until<T>(what: string, check: () => T | undefined, timeoutMs = 60_000): Promise<T> {
     return new Promise((resolve, reject) => {
       const first = check();
       if (first !== undefined) return resolve(first);

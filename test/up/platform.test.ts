@@ -107,7 +107,7 @@ async function exchange(
   return { status: r.status, body: (await r.json()) as { error?: { code: string; message: string } } };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

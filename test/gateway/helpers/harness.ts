@@ -138,13 +138,14 @@ export function isGone(pid: number): boolean {
 }
 
 /**
- * Polls `check` until it returns a truthy value, every `intervalMs`, for at most `timeoutMs`.
+ * Polls `check` until it returns a truthy value, every `intervalMs`, for at most `timeoutMs` (default 60 s: a
+ * bound on an event, not a timing check, so generous that a CI machine at load 13 is slow here, never failed).
  * @throws {Error} naming `what` on timeout
  */
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
-  { timeoutMs = 10_000, intervalMs = 25 } = {},
+  { timeoutMs = 60_000, intervalMs = 25 } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
