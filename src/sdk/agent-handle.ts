@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { TetherError } from '../common/errors.ts';
+import type { CheckpointInput, CheckpointWritesInput } from './checkpoint-types.ts';
 import type {
   LeaseJson,
   MilestoneJson,
@@ -203,6 +204,22 @@ export class AgentHandle extends EventEmitter<AgentHandleEvents> {
   /** Removes a pointer (404 `not_found` when there is none). */
   async removePointer(name: string): Promise<void> {
     await this.#write('DELETE', `/v1/pointers/${encodeURIComponent(name)}?namespace=${this.namespace}`);
+  }
+
+  /** Stores a LangGraph checkpoint (fenced; one of the same key is replaced). */
+  putCheckpoint(checkpoint: CheckpointInput): Promise<{ checkpoint_id: string; epoch: number }> {
+    return this.#write('PUT', '/v1/checkpoints', { namespace: this.namespace, ...checkpoint });
+  }
+
+  /** Stores a task's pending writes against a checkpoint (fenced). */
+  putCheckpointWrites(writes: CheckpointWritesInput): Promise<{ stored: number }> {
+    return this.#write('POST', '/v1/checkpoints/writes', { namespace: this.namespace, ...writes });
+  }
+
+  /** Deletes a thread's checkpoints and pending writes, every checkpoint_ns (fenced). */
+  deleteCheckpointThread(threadId: string): Promise<{ deleted: number }> {
+    const q = new URLSearchParams({ namespace: this.namespace, thread_id: threadId });
+    return this.#write('DELETE', `/v1/checkpoints?${q}`);
   }
 
   workingState(): Promise<WorkingStateJson> {

@@ -13,6 +13,7 @@
  */
 import { ERROR_STATUS, type ErrorCode, TetherError } from '../common/errors.ts';
 import { AgentHandle, type Every } from './agent-handle.ts';
+import type { CheckpointJson, CheckpointKeyJson, CheckpointQueryInput, PendingWriteJson } from './checkpoint-types.ts';
 import { type KeyProvider, staticKey, workloadKey } from './credentials.ts';
 import type { LeaseJson, ResumeJson } from './resume-types.ts';
 import type {
@@ -242,6 +243,18 @@ export class TetherClient {
   /** Who holds the lease now. */
   lease(namespace?: string): Promise<LeaseJson> {
     return this.#call('GET', `/v1/lease?${queryString({ namespace })}`);
+  }
+
+  /** LangGraph checkpoints with their pending writes, a page at a time (`next_cursor` for the next). */
+  checkpoints(
+    query: CheckpointQueryInput = {},
+  ): Promise<{ checkpoints: CheckpointJson[]; next_cursor: string | null }> {
+    return this.#call('GET', `/v1/checkpoints?${queryString(query)}`);
+  }
+
+  /** The pending writes of one checkpoint. */
+  checkpointWrites(key: CheckpointKeyJson & { namespace?: string }): Promise<{ pending_writes: PendingWriteJson[] }> {
+    return this.#call('GET', `/v1/checkpoints/writes?${queryString(key)}`);
   }
 
   /** Exports events (NDJSON lines parsed). */

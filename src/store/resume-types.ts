@@ -3,7 +3,9 @@
  * The resume records a `Store` keeps per agent namespace — lease, working-state versions, milestones,
  * turns, outputs, pointers — and the fenced-write types. Plain data: merging, budgets and validation
  * live in `memory/resume/`. Every time is epoch milliseconds; every write is fenced by a lease epoch.
+ * LangGraph checkpoints are resume records too (`checkpoint-types.ts`).
  */
+import type { CheckpointRecord, CheckpointWriteRecord } from './checkpoint-types.ts';
 
 /** The lease on a namespace's resume records: one writer at a time. */
 export interface LeaseRecord {
@@ -153,12 +155,17 @@ export type ResumeWrite =
   | { kind: 'turn'; turn: Omit<TurnRecord, 'seq'>; output?: OutputRecord }
   | { kind: 'output'; output: OutputRecord }
   | { kind: 'put_pointer'; pointer: PointerRecord }
-  | { kind: 'delete_pointer'; namespace: string; name: string };
+  | { kind: 'delete_pointer'; namespace: string; name: string }
+  | { kind: 'put_checkpoint'; checkpoint: CheckpointRecord }
+  | { kind: 'put_checkpoint_writes'; namespace: string; writes: CheckpointWriteRecord[] }
+  | { kind: 'delete_thread'; namespace: string; threadId: string };
 
 /**
  * The result of each write, in order: the version stored; the milestone's seq; the turn's seq (an
  * earlier turn's when `duplicate`: its `messageId` was stored already, and this one's output was not);
- * the output ref; `deleted` false when there was no such pointer.
+ * the output ref; `deleted` false when there was no such pointer; a checkpoint put replaces one of the
+ * same key; the pending writes stored (a repeated task/idx >= 0 is kept as first written); the
+ * checkpoints and writes a thread's deletion erased.
  */
 export type ResumeWriteResult =
   | { kind: 'working_state'; version: number }
@@ -166,7 +173,10 @@ export type ResumeWriteResult =
   | { kind: 'turn'; seq: number; duplicate: boolean }
   | { kind: 'output'; ref: string }
   | { kind: 'put_pointer' }
-  | { kind: 'delete_pointer'; deleted: boolean };
+  | { kind: 'delete_pointer'; deleted: boolean }
+  | { kind: 'put_checkpoint' }
+  | { kind: 'put_checkpoint_writes'; stored: number }
+  | { kind: 'delete_thread'; deleted: number };
 
 /** Which turns to read: the newest `limit` with seq below `beforeSeq`, returned oldest first. */
 export interface TurnQuery {
@@ -181,7 +191,9 @@ export type ResumeRecordLine =
   | { kind: 'milestone'; record: MilestoneRecord }
   | { kind: 'turn'; record: TurnRecord }
   | { kind: 'output'; record: OutputRecord }
-  | { kind: 'pointer'; record: PointerRecord };
+  | { kind: 'pointer'; record: PointerRecord }
+  | { kind: 'checkpoint'; record: CheckpointRecord }
+  | { kind: 'checkpoint_write'; record: CheckpointWriteRecord };
 
 /** Which resume records to export: one namespace, every namespace of a tenant, or all. */
 export interface ResumeExportQuery {

@@ -7,6 +7,7 @@
  */
 
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from './log-reads.ts';
+import type { CheckpointReads } from './checkpoint-types.ts';
 import type {
   Fence,
   Fenced,
@@ -251,7 +252,7 @@ export type StoreChange =
   | { kind: 'resync' };
 
 /** Storage for Tether. All methods are safe to call concurrently. */
-export interface Store {
+export interface Store extends CheckpointReads {
   /** Driver name, e.g. `sqlite`. */
   readonly kind: string;
   /**
@@ -396,7 +397,7 @@ export interface Store {
   pointers(namespace: string): Promise<PointerRecord[]>;
   /**
    * Every resume record matching `query` (no leases), read page by page: working states, milestones,
-   * turns, outputs, pointers, each kind in its order. Safe to interleave with writes.
+   * turns, outputs, pointers, checkpoints, checkpoint writes, each kind in its order. Safe to interleave with writes.
    */
   exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine>;
   /**

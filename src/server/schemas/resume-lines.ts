@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { ResumeRecordLine } from '../../store/resume-types.ts';
+import { checkpointId, checkpointNs, serialized, threadId } from './checkpoints.ts';
 import { namespaceText } from './common.ts';
 import { pointerTypeSchema, roleSchema } from './resume.ts';
 
@@ -77,6 +78,35 @@ export const resumeRecordLine = z.discriminatedUnion('kind', [
     fields: z.record(z.string().min(1).max(128), str(2048)),
     note: str(1000).nullable(),
     updated_at: ms,
+    epoch,
+  }),
+  z.strictObject({
+    kind: z.literal('checkpoint'),
+    namespace: namespaceText,
+    thread_id: threadId,
+    checkpoint_ns: checkpointNs,
+    checkpoint_id: checkpointId,
+    parent_checkpoint_id: checkpointId.nullable(),
+    type: serialized.shape.type,
+    checkpoint: serialized.shape.data,
+    metadata_type: serialized.shape.type,
+    metadata: serialized.shape.data,
+    at: ms,
+    epoch,
+  }),
+  z.strictObject({
+    kind: z.literal('checkpoint_write'),
+    namespace: namespaceText,
+    thread_id: threadId,
+    checkpoint_ns: checkpointNs,
+    checkpoint_id: checkpointId,
+    task_id: z.string().min(1).max(256),
+    idx: z.number().int().min(-100).max(1_000_000),
+    channel: z.string().min(1).max(512),
+    type: serialized.shape.type,
+    value: serialized.shape.data,
+    task_path: z.string().max(2048),
+    at: ms,
     epoch,
   }),
 ]);

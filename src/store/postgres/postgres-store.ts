@@ -8,6 +8,7 @@
  */
 import pg from 'pg';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
 import type {
   Fence,
   Fenced,
@@ -378,6 +379,12 @@ export class PostgresStore implements Store {
   }
   pointers(namespace: string): Promise<PointerRecord[]> {
     return this.#read(() => this.#resume.pointers(namespace));
+  }
+  checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
+    return this.#read(() => this.#resume.checkpoints(query));
+  }
+  checkpointWrites(namespace: string, keys: CheckpointKey[]): Promise<CheckpointWriteRecord[]> {
+    return this.#read(() => this.#resume.checkpointWrites(namespace, keys));
   }
   async *exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
     try {

@@ -7,6 +7,7 @@
  * nothing from a stale epoch is stored. Used by `PostgresStore`, which delegates to it.
  */
 import type pg from 'pg';
+import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
 import type {
   Fence,
   Fenced,
@@ -36,6 +37,13 @@ import {
   workingStateFromRow,
 } from '../sqlite/resume-rows.ts';
 import { namespacesOfWrite, pointerArgs, RESUME_TABLES } from '../sqlite/resume-tables.ts';
+import {
+  applyCheckpointWrite,
+  exportCheckpoints,
+  importCheckpointLine,
+  readCheckpoints,
+  readCheckpointWrites,
+} from './checkpoint-tables.ts';
 import type { Queryable } from './queries.ts';
 
 /** Rows per page of an export. */
@@ -192,6 +200,10 @@ export class PostgresResumeTables {
         const res = await c.query('DELETE FROM pointers WHERE namespace = $1 AND name = $2', [namespace, w.name]);
         return { kind: 'delete_pointer', deleted: (res.rowCount ?? 0) > 0 };
       }
+      case 'put_checkpoint':
+      case 'put_checkpoint_writes':
+      case 'delete_thread':
+        return applyCheckpointWrite(c, w);
     }
   }
 
@@ -255,7 +267,8 @@ export class PostgresResumeTables {
         else if (line.kind === 'milestone') inserted += await this.#insertMilestone(c, line.record, skip);
         else if (line.kind === 'turn') inserted += await this.#insertTurn(c, line.record, skip);
         else if (line.kind === 'output') inserted += await this.#insertOutput(c, line.record, skip);
-        else inserted += await this.#insertPointer(c, line.record, skip);
+        else if (line.kind === 'pointer') inserted += await this.#insertPointer(c, line.record, skip);
+        else inserted += await importCheckpointLine(c, line);
       }
       return inserted;
     });
@@ -325,6 +338,14 @@ export class PostgresResumeTables {
     return res.rows.map(pointerFromRow);
   }
 
+  checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
+    return readCheckpoints(this.#db, query);
+  }
+
+  checkpointWrites(namespace: string, keys: CheckpointKey[]): Promise<CheckpointWriteRecord[]> {
+    return readCheckpointWrites(this.#db, namespace, keys);
+  }
+
   /** Erases every resume row of `namespace`; call inside the purge's transaction. */
   async purge(c: pg.PoolClient, namespace: string): Promise<void> {
     for (const table of RESUME_TABLES) await c.query(`DELETE FROM ${table} WHERE namespace = $1`, [namespace]);
@@ -354,5 +375,6 @@ export class PostgresResumeTables {
         after = [last.namespace as string, last[key] as string | number];
       }
     }
+    yield* exportCheckpoints(this.#db, scope);
   }
 }

@@ -15,6 +15,7 @@ const MIGRATIONS: readonly string[] = [
   '005-resume.sql',
   '006-value-lookups.sql',
   '007-lease-ttl.sql',
+  '008-checkpoints.sql',
 ];
 
 /** The schema version this code writes. */

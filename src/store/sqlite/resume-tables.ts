@@ -6,6 +6,8 @@
  * the data folder's lock keeps other processes out. Used by `SqliteStore`, which delegates to it.
  */
 import type Database from 'better-sqlite3';
+import { CHECKPOINT_TABLES } from '../checkpoint-sql.ts';
+import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
 import type {
   Fence,
   Fenced,
@@ -23,6 +25,7 @@ import type {
   TurnRecord,
   WorkingStateRecord,
 } from '../resume-types.ts';
+import { SqliteCheckpointTables } from './checkpoint-tables.ts';
 import {
   type LeaseRow,
   leaseFromRow,
@@ -43,7 +46,15 @@ import {
 const EXPORT_PAGE = 500;
 
 /** The tables of schema 005 that belong to a namespace (the purge erases each). */
-export const RESUME_TABLES = ['leases', 'working_states', 'milestones', 'turns', 'outputs', 'pointers'] as const;
+export const RESUME_TABLES = [
+  'leases',
+  'working_states',
+  'milestones',
+  'turns',
+  'outputs',
+  'pointers',
+  ...CHECKPOINT_TABLES,
+] as const;
 
 /** A refusal of a fenced call, carrying the lease as it stands. */
 class Refused extends Error {
@@ -62,9 +73,11 @@ export class SqliteResumeTables {
   readonly #writeTx: (fence: Fence, writes: ResumeWrite[]) => ResumeWriteResult[];
   readonly #leaseTx: (fence: Fence, next: (lease: LeaseRecord) => LeaseRecord) => LeaseRecord;
   readonly #importTx: (records: ResumeRecordLine[]) => number;
+  readonly #checkpoints: SqliteCheckpointTables;
 
   constructor(db: Database.Database, sql: (text: string) => Database.Statement) {
     this.#sql = sql;
+    this.#checkpoints = new SqliteCheckpointTables(sql);
     const acquire = db.transaction((r: { namespace: string; holder: string; ttlMs: number; now: number }) => {
       const live = this.#leaseRow(r.namespace);
       if (live && live.expiresAt > r.now) return { acquired: false as const, held: live };
@@ -205,6 +218,10 @@ export class SqliteResumeTables {
         const info = this.#sql('DELETE FROM pointers WHERE namespace = ? AND name = ?').run(namespace, w.name);
         return { kind: 'delete_pointer', deleted: info.changes > 0 };
       }
+      case 'put_checkpoint':
+      case 'put_checkpoint_writes':
+      case 'delete_thread':
+        return this.#checkpoints.apply(w);
     }
   }
 
@@ -254,6 +271,9 @@ export class SqliteResumeTables {
           `INSERT OR IGNORE INTO pointers (namespace, name, type, fields, note, updated_at, epoch)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
         ).run(...pointerArgs(line.record)).changes;
+      case 'checkpoint':
+      case 'checkpoint_write':
+        return this.#checkpoints.importOne(line);
     }
   }
 
@@ -323,6 +343,14 @@ export class SqliteResumeTables {
     return rows.map(pointerFromRow);
   }
 
+  checkpoints(query: CheckpointQuery): CheckpointRecord[] {
+    return this.#checkpoints.checkpoints(query);
+  }
+
+  checkpointWrites(namespace: string, keys: CheckpointKey[]): CheckpointWriteRecord[] {
+    return this.#checkpoints.checkpointWrites(namespace, keys);
+  }
+
   /** Erases every resume row of `namespace`; call inside the purge's transaction. Returns the rows erased. */
   purge(namespace: string): number {
     let rows = 0;
@@ -357,6 +385,7 @@ export class SqliteResumeTables {
         await Promise.resolve();
       }
     }
+    yield* this.#checkpoints.export(scope);
   }
 }
 
@@ -374,7 +403,12 @@ export function namespacesOfWrite(w: ResumeWrite): string[] {
     case 'put_pointer':
       return [w.pointer.namespace];
     case 'delete_pointer':
+    case 'delete_thread':
       return [w.namespace];
+    case 'put_checkpoint':
+      return [w.checkpoint.namespace];
+    case 'put_checkpoint_writes':
+      return [w.namespace, ...w.writes.map((x) => x.namespace)];
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
 import type {
   Fence,
   Fenced,
@@ -446,6 +447,12 @@ export class SqliteStore implements Store {
   }
   async pointers(namespace: string): Promise<PointerRecord[]> {
     return this.#resume.pointers(namespace);
+  }
+  async checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
+    return this.#resume.checkpoints(query);
+  }
+  async checkpointWrites(namespace: string, keys: CheckpointKey[]): Promise<CheckpointWriteRecord[]> {
+    return this.#resume.checkpointWrites(namespace, keys);
   }
   exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
     return this.#resume.export(query);
