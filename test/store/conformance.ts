@@ -8,6 +8,7 @@ import { after, describe } from 'node:test';
 import type { Store } from '../../src/store/store.ts';
 import { beliefsConformance } from './conformance/beliefs.ts';
 import { beliefsLookupConformance } from './conformance/beliefs-lookup.ts';
+import { checkpointsConformance } from './conformance/checkpoints.ts';
 import { eventsConformance } from './conformance/events.ts';
 import { exportPurgeConformance } from './conformance/export-purge.ts';
 import { factLogConformance } from './conformance/fact-log.ts';
@@ -47,6 +48,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
     writeFactsConformance(shared);
     leasesConformance(shared);
     resumeRecordsConformance(shared);
+    checkpointsConformance(shared);
     lifecycleConformance(open);
   });
 }
