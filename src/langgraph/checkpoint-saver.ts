@@ -117,9 +117,10 @@ export class TetherCheckpointSaver extends BaseCheckpointSaver {
 
   /** Releases the lease if this saver took it (an `agent` passed in stays the caller's). */
   async close(): Promise<void> {
+    if (!this.#ownsLease) return;
     const agent = this.#agent;
     this.#agent = null;
-    if (agent && this.#ownsLease) await (await agent.catch(() => null))?.release();
+    if (agent) await (await agent.catch(() => null))?.release();
   }
 
   async #serialize(value: unknown): Promise<SerializedJson> {
