@@ -6,7 +6,6 @@
  * next instance resumes with the saved working state; another session is refused alice's namespace (403).
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { type AdminInstance, send, waitFor } from '../gateway/helpers/harness.ts';
-import { spawnTether } from '../helpers/tether-cli.ts';
+import { startUp } from './helpers/tether-up.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLE = join(ROOT, 'examples/platform/memory-agent.yaml');
@@ -52,32 +51,6 @@ interface Turn {
 interface Refusal {
   status: number;
   code: string;
-}
-
-/** `tether up` as a child process; its URLs read from the banner. */
-async function startUp(
-  data: string,
-  manifest: string,
-): Promise<{ child: ChildProcess; out: () => string; urls: string[] }> {
-  const child = spawnTether(
-    ['up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  // Generous: a start under load is slow, and the start is not what is tested.
-  await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.') || child.exitCode !== null, {
-    timeoutMs: 120_000,
-  });
-  const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
-  const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
-  assert.ok(gateway && memory, out);
-  return { child, out: () => out, urls: [gateway[1], gateway[2], memory[1]] as string[] };
 }
 
 describe('tether up (process): the memory agent saves working state and resumes it', () => {
