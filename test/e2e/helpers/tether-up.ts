@@ -20,7 +20,7 @@ export interface UpRun {
   urls: [string, string, string];
 }
 
-/** Starts `tether up --data data --services manifest` and resolves once its banner is out. */
+/** Starts `tether up --data data --services manifest` and resolves once its banner is out (killed if it never is). */
 export async function startUp(data: string, manifest: string): Promise<UpRun> {
   const child = spawn(
     process.execPath,
@@ -34,9 +34,15 @@ export async function startUp(data: string, manifest: string): Promise<UpRun> {
   child.stderr?.on('data', (c: Buffer) => {
     out += c.toString();
   });
-  await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.') || child.exitCode !== null, {
-    timeoutMs: 30_000,
-  });
+  try {
+    await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.') || child.exitCode !== null, {
+      timeoutMs: 60_000,
+    });
+  } catch (err) {
+    // Never leave a platform running behind a failed start.
+    child.kill('SIGKILL');
+    throw err;
+  }
   const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
   const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
   assert.ok(gateway && memory, out);
