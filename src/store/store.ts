@@ -6,8 +6,8 @@
  * `server/`. `test/store/conformance.ts` checks any driver.
  */
 
-import type { FactGroupQuery, FactLogQuery, LogCountQuery } from './log-reads.ts';
 import type { CheckpointReads } from './checkpoint-types.ts';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from './log-reads.ts';
 import type {
   Fence,
   Fenced,

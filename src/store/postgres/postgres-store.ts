@@ -7,8 +7,8 @@
  * clients as 503 `unavailable`. Holds no memory semantics; picked by the CLI.
  */
 import pg from 'pg';
-import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
   Fence,
   Fenced,

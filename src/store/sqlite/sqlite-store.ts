@@ -6,8 +6,8 @@
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
-import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
   Fence,
   Fenced,
