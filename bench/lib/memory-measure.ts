@@ -161,7 +161,7 @@ export async function metricValues<K extends string>(
 
 /** The writer's group-commit counters. */
 export const writeCounters = (url: string) =>
-  metricValues(url, { batches: 'tether_memory_write_batches', jobs: 'tether_memory_write_jobs' });
+  metricValues(url, { batches: 'tether_memory_write_batches_total', jobs: 'tether_memory_write_jobs_total' });
 
 /** Mean remembers per commit between two readings of `writeCounters`. */
 export const perCommitBetween = (a: { batches: number; jobs: number }, b: { batches: number; jobs: number }) =>

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Tether on kind: makes (or reuses) a kind cluster, installs kubernetes-sigs/agent-sandbox, builds the
 # tether image and loads it into the cluster, installs the Helm chart (memory server on PostgreSQL), then
-# runs the seed's five checks from inside sandboxes. Each check that fails prints a FAIL: line and the
-# script exits non-zero.
+# runs the seed's five checks from inside sandboxes, first in sandboxes claimed by hand, then again through
+# the session gateway (chart value gateway.enabled with one service, kind-agent, whose sandboxes answer
+# check requests). Each check that fails prints a FAIL: line and the script exits non-zero.
 #
 # Needs docker, kind, kubectl and helm. It cannot run on the machines this project is built on (no Docker
 # engine there); CI checks it with `bash -n` and shellcheck.
 #
 #   deploy/kind/run-kind.sh                      # cluster "tether", agent-sandbox latest release
 #   AGENT_SANDBOX_VERSION=v0.1.1 KEEP=1 deploy/kind/run-kind.sh
+#   SKIP_GATEWAY=1 deploy/kind/run-kind.sh        # the claimed-sandbox checks only
 set -euo pipefail
 
 CLUSTER="${CLUSTER:-tether}"
@@ -225,7 +227,11 @@ s.on('timeout', () => process.exit(0));
 s.on('error', () => process.exit(0));
 " || fail "check 5"
 
-say "all five checks passed"
+say "all five checks passed in claimed sandboxes"
 if [ -z "${KEEP:-}" ]; then
   kubectl -n "$SANDBOX_NS" delete sandboxclaim run-1 run-2 --ignore-not-found
 fi
+[ "${SKIP_GATEWAY:-}" = 1 ] && exit 0
+
+# shellcheck source=SCRIPTDIR/gateway-checks.sh
+. "$ROOT/deploy/kind/gateway-checks.sh"

@@ -145,7 +145,11 @@ export interface InstanceRuntime {
    * @throws {Error} when it exits before ready or is not ready within `spec.startTimeoutMs` (it is then killed).
    */
   start(spec: InstanceSpec): Promise<StartedInstance>;
-  /** Freezes the instance (keeps its state, uses no CPU); resolves once the pause is observed. */
+  /**
+   * Pauses the instance (it uses no CPU); resolves once the pause is observed. What a pause keeps is the
+   * runtime's: local freezes the process (SIGSTOP or the cgroup freezer: same process, its memory kept);
+   * Kubernetes suspends the sandbox, which deletes its pod (resume starts a new pod at a new address).
+   */
   pause(name: string): Promise<void>;
   /** Unfreezes a paused instance; resolves once it runs, with its address when that changed. */
   // biome-ignore lint/suspicious/noConfusingVoidType: runtimes whose address never changes resolve with nothing

@@ -1,8 +1,9 @@
 /**
  * @module
  * Prometheus metrics of one memory server (its own registry, so several servers can live in one
- * process): request durations by route, event-loop delay, key cache hits/misses, group-commit counters; and only with
- * `storeFigures` (a metrics token is set) events appended and stored, figures of every tenant's data.
+ * process): request durations by route, event-loop delay, key cache hits/misses and group-commit counters
+ * (counters read from the totals the key cache and the writer keep); and only with `storeFigures` (a metrics
+ * token is set) events appended and stored, figures of every tenant's data.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyService } from '../auth/key-service.ts';
@@ -72,38 +73,29 @@ export function createMemoryMetrics(deps: {
       this.set(await deps.store.countEvents());
     },
   });
-  new Gauge({
-    name: 'tether_auth_key_cache_hits',
-    help: 'key verifications answered from the cache',
-    registers: [registry],
-    collect() {
-      this.set(deps.keys.stats.hits);
-    },
-  });
-  new Gauge({
-    name: 'tether_auth_key_cache_misses',
-    help: 'key verifications that read the store',
-    registers: [registry],
-    collect() {
-      this.set(deps.keys.stats.misses);
-    },
-  });
-  new Gauge({
-    name: 'tether_memory_write_batches',
-    help: 'store transactions written for remembers and forgets (group commits)',
-    registers: [registry],
-    collect() {
-      this.set(deps.writes.batches);
-    },
-  });
-  new Gauge({
-    name: 'tether_memory_write_jobs',
-    help: 'remember and forget calls those transactions carried (jobs / batches = mean batch size)',
-    registers: [registry],
-    collect() {
-      this.set(deps.writes.jobs);
-    },
-  });
+  // Totals kept by the key cache and the writer, read at scrape time: counters (they only grow), so `_total`.
+  const total = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  total('tether_auth_key_cache_hits_total', 'key verifications answered from the cache', () => deps.keys.stats.hits);
+  total('tether_auth_key_cache_misses_total', 'key verifications that read the store', () => deps.keys.stats.misses);
+  total(
+    'tether_memory_write_batches_total',
+    'store transactions written for remembers and forgets (group commits)',
+    () => deps.writes.batches,
+  );
+  total(
+    'tether_memory_write_jobs_total',
+    'remember and forget calls those transactions carried (jobs / batches = mean batch size)',
+    () => deps.writes.jobs,
+  );
   const loopDelay = new Histogram({
     name: 'tether_event_loop_delay_seconds',
     help: 'how late the event loop ran a timer sampled every 20 ms (time it was held by some work)',

@@ -45,7 +45,7 @@ describe('TemplateSet', () => {
   });
 
   it('refuses what it does not know', () => {
-    assert.throws(() => render('{{ lookup "v1" "Pod" }}', {}), /function "lookup" not defined/);
+    assert.throws(() => render('{{ tpl "x" . }}', {}), /function "tpl" not defined/);
     assert.throws(() => render('{{ with .a }}x{{ end }}', {}), /unsupported \{\{ with \}\}/);
     assert.throws(() => render('{{ .l }}', { l: [1] }), /cannot print a list/);
     assert.throws(() => render('{{ required "need x" .x }}', {}), /need x/);

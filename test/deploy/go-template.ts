@@ -4,8 +4,11 @@
  * chart uses, so a test can render the chart where `helm` is not installed: `{{ }}` with `-` trimming,
  * comments, fields (`.Values.a.b`, `$.Release.Name`, `.`), pipelines, `if`/`else if`/`else`, `range` over
  * lists and maps, `define` + `include`, and quote, default, required, toYaml, indent, nindent, eq, ne,
- * not, and, or, printf (%s %d), trunc, trimSuffix, b64enc. Anything else is an error, never a silent guess.
+ * not, and, or, printf (%s %d), trunc, trimSuffix, b64enc, index, fail, sha256sum, randAlphaNum and lookup (answered
+ * from the objects the caller says are in the cluster; none, as under `helm template`, answers an empty map).
+ * Anything else is an error, never a silent guess.
  */
+import { createHash, randomInt } from 'node:crypto';
 import { stringify } from 'yaml';
 
 type Value = unknown;
@@ -22,10 +25,26 @@ type Expr =
   | { t: 'ident'; v: string }
   | { t: 'sub'; pipe: Expr[][] };
 
+/** An object already in the cluster, as `lookup` finds it. */
+export interface ClusterObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [field: string]: unknown;
+}
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
 /** Templates by name (`define`d blocks and files). */
 export class TemplateSet {
   readonly #defs = new Map<string, Node[]>();
   readonly #files = new Map<string, Node[]>();
+  readonly #cluster: readonly ClusterObject[];
+
+  /** @param cluster what `lookup` finds (an upgrade over an earlier release); none: a first install */
+  constructor(cluster: readonly ClusterObject[] = []) {
+    this.#cluster = cluster;
+  }
 
   /** Adds a file: its `define` blocks become named templates; the rest is the file's body. */
   add(name: string, text: string): void {
@@ -142,6 +161,34 @@ export class TemplateSet {
         return str(a[1]).endsWith(str(a[0])) ? str(a[1]).slice(0, -str(a[0]).length || undefined) : str(a[1]);
       case 'b64enc':
         return Buffer.from(str(a[0])).toString('base64');
+      case 'index': {
+        // As Go: a missing key gives nil, and indexing nil (a missing key's value, one level on) is an error.
+        let v = a[0];
+        for (const k of a.slice(1)) {
+          if (v === undefined || v === null) throw new Error('index of untyped nil');
+          v = typeof v === 'object' ? (v as Record<string, unknown>)[str(k)] : undefined;
+        }
+        return v;
+      }
+      case 'fail':
+        throw new Error(str(a[0]));
+      case 'sha256sum':
+        return createHash('sha256').update(str(a[0])).digest('hex');
+      case 'randAlphaNum':
+        return Array.from({ length: Number(a[0]) }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join('');
+      case 'lookup': {
+        // Helm: apiVersion, kind, namespace, name; an empty name lists (not used by the chart).
+        const [apiVersion, kind, ns, name] = a.map(str);
+        if (!name) throw new Error('lookup: the chart looks up one object by name');
+        const hit = this.#cluster.find(
+          (o) =>
+            o.apiVersion === apiVersion &&
+            o.kind === kind &&
+            o.metadata.name === name &&
+            (o.metadata.namespace ?? '') === ns,
+        );
+        return hit ?? {};
+      }
       case 'include': {
         const body = this.#defs.get(str(a[0]));
         if (!body) throw new Error(`include: no template "${str(a[0])}"`);

@@ -3,15 +3,18 @@
  * with its default values and with every option on: every object parses and has its required fields, RBAC is
  * exactly the seed's (ClusterRole create tokenreviews; per sandbox namespace a Role with get, plus list and
  * watch on claims; the gateway's Role is the one the API double enforces), probes, Secrets, NetworkPolicies
- * and the ServiceMonitor appear as configured.
+ * and the ServiceMonitor appear as configured. By default memory is kept: SQLite on a PersistentVolumeClaim,
+ * the admin key in a Secret made once and found again on upgrade, no gateway (it needs services).
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import { parseKey } from '../../src/auth/keys.ts';
+import { MIN_SECRET_LENGTH } from '../../src/common/secret-file.ts';
 import { GATEWAY_RULES, MEMORY_SERVER_RULES } from '../kube/rbac.ts';
-import { TemplateSet } from './go-template.ts';
+import { type ClusterObject, TemplateSet } from './go-template.ts';
 
 type Doc = any;
 const CHART = join(import.meta.dirname, '../../deploy/helm/tether');
@@ -25,16 +28,31 @@ function merge(a: Doc, b: Doc): Doc {
   return out;
 }
 
-/** Renders every template with `values` over the defaults, as `helm template tether --namespace tether` would. */
-function render(values: Doc = {}): Doc[] {
-  const set = new TemplateSet();
+function templates(cluster: ClusterObject[]): { set: TemplateSet; files: string[] } {
+  const set = new TemplateSet(cluster);
   const files = readdirSync(join(CHART, 'templates')).sort();
   for (const f of files) set.add(f, readFileSync(join(CHART, 'templates', f), 'utf8'));
-  const root = {
-    Values: merge(defaults, values),
-    Release: { Name: 'tether', Namespace: 'tether', Service: 'Helm' },
-    Chart: { Name: chart.name, Version: chart.version, AppVersion: chart.appVersion },
-  };
+  return { set, files };
+}
+
+const rootOf = (values: Doc) => ({
+  Values: merge(defaults, values),
+  Release: { Name: 'tether', Namespace: 'tether', Service: 'Helm' },
+  Chart: { Name: chart.name, Version: chart.version, AppVersion: chart.appVersion },
+});
+
+/** NOTES.txt as helm prints it after an install with `values`. */
+function notes(values: Doc = {}): string {
+  return templates([]).set.render('NOTES.txt', rootOf(values));
+}
+
+/**
+ * Renders every template with `values` over the defaults, as `helm template tether --namespace tether` would
+ * (or, given `cluster`, as `helm upgrade` would over a cluster holding those objects).
+ */
+function render(values: Doc = {}, cluster: ClusterObject[] = []): Doc[] {
+  const { set, files } = templates(cluster);
+  const root = rootOf(values);
   return files
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) =>
@@ -51,25 +69,25 @@ const named = (docs: Doc[], kind: string, name: string, ns?: string) =>
   docs.find((d) => d.kind === kind && d.metadata.name === name && (ns === undefined || d.metadata.namespace === ns));
 const CLUSTER_SCOPED = ['ClusterRole', 'ClusterRoleBinding'];
 
+const AGENT = 'apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: a\n';
+const withGateway = { gateway: { enabled: true, services: { 'agent.yaml': AGENT } } };
+
 const everything = {
   sandboxNamespaces: ['agents', 'agents-b'],
   memory: { replicas: 3, postgres: { enabled: true } },
-  gateway: {
-    replicas: 2,
-    redis: { enabled: true },
-    services: { 'agent.yaml': 'apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata:\n  name: a\n' },
-  },
+  gateway: { enabled: true, replicas: 2, redis: { enabled: true }, services: { 'agent.yaml': AGENT } },
   metrics: { serviceMonitor: { enabled: true } },
 };
 
 describe('deploy/helm/tether', () => {
   for (const [label, values] of [
     ['default values', {}],
+    ['the gateway on', withGateway],
     ['every option on', everything],
   ] as const) {
     it(`renders objects that parse, with apiVersion, kind, name, labels and a namespace (${label})`, () => {
       const docs = render(values);
-      assert.ok(docs.length >= 15, `${docs.length} objects`);
+      assert.ok(docs.length >= 11, `${docs.length} objects`);
       for (const d of docs) {
         assert.ok(d.apiVersion && d.kind && d.metadata?.name, JSON.stringify(d).slice(0, 100));
         assert.equal(d.metadata.labels?.['app.kubernetes.io/part-of'], 'tether', `${d.kind}/${d.metadata.name} labels`);
@@ -120,7 +138,7 @@ describe('deploy/helm/tether', () => {
   });
 
   it("grants the gateway exactly the API double's gateway Role, in its sandbox namespace", () => {
-    const docs = render();
+    const docs = render(withGateway);
     const role = named(docs, 'Role', 'tether-gateway-sandboxes', 'agents');
     assert.deepEqual(role.rules, GATEWAY_RULES);
     const binding = named(docs, 'RoleBinding', 'tether-gateway-sandboxes', 'agents');
@@ -199,5 +217,149 @@ describe('deploy/helm/tether', () => {
       });
     }
     assert.equal(render({ networkPolicy: { enabled: false } }).filter((d) => d.kind === 'NetworkPolicy').length, 0);
+  });
+
+  describe('memory kept by default', () => {
+    const memoryPod = (docs: Doc[]) => named(docs, 'Deployment', 'tether-memory').spec.template.spec;
+    const dataVolume = (docs: Doc[]) => {
+      const pod = memoryPod(docs);
+      const mount = pod.containers[0].volumeMounts.find((m: Doc) => m.mountPath === '/data');
+      assert.ok(mount, 'a volume at /data');
+      return pod.volumes.find((v: Doc) => v.name === mount.name);
+    };
+    const dataDir = (docs: Doc[]) =>
+      memoryPod(docs).containers[0].env.find((e: Doc) => e.name === 'TETHER_DATA').value as string;
+
+    it('puts the SQLite store on a PersistentVolumeClaim mounted at the data folder, replaced with Recreate', () => {
+      const docs = render();
+      assert.equal(dataDir(docs), '/data');
+      const volume = dataVolume(docs);
+      assert.equal(volume.emptyDir, undefined);
+      assert.deepEqual(volume.persistentVolumeClaim, { claimName: 'tether-memory-data' });
+      const pvc = named(docs, 'PersistentVolumeClaim', 'tether-memory-data', 'tether');
+      assert.deepEqual(pvc.spec.accessModes, ['ReadWriteOnce']);
+      assert.equal(pvc.spec.resources.requests.storage, '1Gi');
+      assert.equal('storageClassName' in pvc.spec, false, 'the default StorageClass');
+      assert.equal(pvc.metadata.annotations['helm.sh/resource-policy'], 'keep');
+      assert.deepEqual(named(docs, 'Deployment', 'tether-memory').spec.strategy, { type: 'Recreate' });
+      assert.doesNotMatch(notes(), /WARNING/);
+    });
+
+    it('takes the size and storage class from values, or mounts a claim of the user', () => {
+      const sized = render({ memory: { persistence: { size: '20Gi', storageClass: 'fast' } } });
+      const pvc = named(sized, 'PersistentVolumeClaim', 'tether-memory-data');
+      assert.equal(pvc.spec.resources.requests.storage, '20Gi');
+      assert.equal(pvc.spec.storageClassName, 'fast');
+      const none = named(
+        render({ memory: { persistence: { storageClass: '-' } } }),
+        'PersistentVolumeClaim',
+        'tether-memory-data',
+      );
+      assert.equal(none.spec.storageClassName, '');
+      const theirs = render({ memory: { persistence: { existingClaim: 'my-claim' } } });
+      assert.equal(of(theirs, 'PersistentVolumeClaim').length, 0);
+      assert.deepEqual(dataVolume(theirs).persistentVolumeClaim, { claimName: 'my-claim' });
+    });
+
+    it('uses an emptyDir only when asked, and NOTES.txt then warns that a restart loses the memory', () => {
+      const values = { memory: { persistence: { enabled: false } } };
+      const docs = render(values);
+      assert.equal(of(docs, 'PersistentVolumeClaim').length, 0);
+      assert.deepEqual(dataVolume(docs).emptyDir, {});
+      assert.match(notes(values), /WARNING: memory\.persistence\.enabled=false: the SQLite store lives on an emptyDir/);
+      assert.match(notes(values), /loses every agent's memory/);
+    });
+
+    it('makes no claim with PostgreSQL (several replicas, the memory is in the database)', () => {
+      const docs = render(everything);
+      assert.equal(of(docs, 'PersistentVolumeClaim').length, 0);
+      assert.deepEqual(dataVolume(docs).emptyDir, {});
+      assert.equal(named(docs, 'Deployment', 'tether-memory').spec.strategy, undefined);
+      assert.doesNotMatch(notes(everything), /WARNING/);
+    });
+
+    it('gives every replica the admin key from one Secret, made with a well-formed random key', () => {
+      for (const values of [{}, everything]) {
+        const docs = render(values);
+        const env = memoryPod(docs).containers[0].env.find((e: Doc) => e.name === 'TETHER_ADMIN_KEY');
+        assert.deepEqual(env.valueFrom, { secretKeyRef: { name: 'tether-admin-key', key: 'admin-key' } });
+        const secret = named(docs, 'Secret', 'tether-admin-key', 'tether');
+        assert.equal(secret.metadata.annotations['helm.sh/resource-policy'], 'keep');
+        const key = Buffer.from(secret.data['admin-key'], 'base64').toString();
+        assert.ok(parseKey(key), `${key.slice(0, 4)}… is not tth_<16 hex>_<64 hex>`);
+      }
+      const a = named(render(), 'Secret', 'tether-admin-key').data['admin-key'];
+      const b = named(render(), 'Secret', 'tether-admin-key').data['admin-key'];
+      assert.notEqual(a, b, 'a first install makes a new random key');
+      assert.match(notes(), /get secret tether-admin-key -o jsonpath='\{\.data\.admin-key\}' \| base64 -d/);
+    });
+
+    it('keeps the key of the Secret already in the cluster on upgrade', () => {
+      const kept = Buffer.from(`tth_${'a'.repeat(16)}_${'b'.repeat(64)}`).toString('base64');
+      const cluster: ClusterObject[] = [
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'tether-admin-key', namespace: 'tether' },
+          data: { 'admin-key': kept },
+        },
+      ];
+      assert.equal(named(render({}, cluster), 'Secret', 'tether-admin-key').data['admin-key'], kept);
+      const other = [{ ...cluster[0]!, metadata: { name: 'tether-admin-key', namespace: 'elsewhere' } }];
+      assert.notEqual(named(render({}, other), 'Secret', 'tether-admin-key').data['admin-key'], kept);
+      const broken = [{ ...cluster[0]!, data: {} }];
+      assert.throws(() => render({}, broken), /tether-admin-key has no admin-key/);
+    });
+
+    it("reads a user's Secret instead of making one", () => {
+      const docs = render({ memory: { adminKey: { existingSecret: 'mine', key: 'k' } } });
+      assert.equal(named(docs, 'Secret', 'tether-admin-key'), undefined);
+      const env = memoryPod(docs).containers[0].env.find((e: Doc) => e.name === 'TETHER_ADMIN_KEY');
+      assert.deepEqual(env.valueFrom, { secretKeyRef: { name: 'mine', key: 'k' } });
+    });
+  });
+
+  describe('the gateway', () => {
+    it('is off by default (it needs services), and says so in NOTES.txt', () => {
+      const docs = render();
+      assert.equal(named(docs, 'Deployment', 'tether-gateway'), undefined);
+      assert.equal(of(docs, 'ConfigMap').length, 0);
+      assert.match(notes(), /Session gateway: off/);
+    });
+
+    it('refuses to render when enabled with no services', () => {
+      assert.throws(() => render({ gateway: { enabled: true } }), /gateway\.enabled needs gateway\.services/);
+    });
+
+    it('serves the services it is given, with its secrets from the Secret that values.yaml describes', () => {
+      const docs = render(withGateway);
+      const cm = named(docs, 'ConfigMap', 'tether-gateway-services');
+      assert.deepEqual(Object.keys(cm.data), ['agent.yaml']);
+      const gw = named(docs, 'Deployment', 'tether-gateway').spec.template.spec;
+      const c = gw.containers[0];
+      assert.equal(
+        c.args[c.args.indexOf('--services') + 1],
+        c.volumeMounts.find((m: Doc) => m.name === 'services').mountPath,
+      );
+      assert.deepEqual(gw.volumes.find((v: Doc) => v.name === 'services').configMap, {
+        name: 'tether-gateway-services',
+      });
+      for (const [name, key] of [
+        ['TETHER_CLAIM_SECRET', 'claim-secret'],
+        ['TETHER_SESSION_SECRET', 'session-secret'],
+      ]) {
+        const env = c.env.find((e: Doc) => e.name === name);
+        assert.deepEqual(env.valueFrom, { secretKeyRef: { name: 'tether-gateway-secrets', key } });
+      }
+      assert.match(notes(withGateway), /Session gateway: http:\/\/tether-gateway\.tether\.svc\.cluster\.local:8081/);
+    });
+
+    it(`asks for secrets of at least MIN_SECRET_LENGTH (${MIN_SECRET_LENGTH}) characters, as the gateway checks`, () => {
+      const text = readFileSync(join(CHART, 'values.yaml'), 'utf8');
+      assert.match(text, new RegExp(`at least ${MIN_SECRET_LENGTH} characters each`));
+      assert.doesNotMatch(text, /16 bytes/);
+      // openssl rand -hex 32 makes 64 characters: enough.
+      assert.match(text, /openssl rand -hex 32/);
+    });
   });
 });

@@ -239,7 +239,7 @@ describe('operations', () => {
     const counters = async () => {
       const text = (await srv.call('GET', '/metrics')).text;
       const value = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1]);
-      return { batches: value('tether_memory_write_batches'), jobs: value('tether_memory_write_jobs') };
+      return { batches: value('tether_memory_write_batches_total'), jobs: value('tether_memory_write_jobs_total') };
     };
     const before = await counters();
     // Sent together, so they can share a commit; each is one job.
@@ -247,5 +247,18 @@ describe('operations', () => {
     const after = await counters();
     assert.equal(after.jobs - before.jobs, 3);
     assert.ok(after.batches - before.batches >= 1 && after.batches - before.batches <= 3);
+  });
+
+  it('types the cumulative key-cache and group-commit figures as counters named _total', async () => {
+    const text = (await srv.call('GET', '/metrics')).text;
+    for (const name of ['auth_key_cache_hits', 'auth_key_cache_misses', 'memory_write_batches', 'memory_write_jobs']) {
+      assert.match(text, new RegExp(`^# TYPE tether_${name}_total counter$`, 'm'), name);
+      assert.doesNotMatch(text, new RegExp(`^tether_${name} `, 'm'), `${name} without _total`);
+    }
+    const hits = (t: string) => Number(/^tether_auth_key_cache_hits_total (\d+)/m.exec(t)?.[1]);
+    const before = hits(text);
+    await srv.call('GET', '/metrics'); // not keyed; a keyed call next is answered from the cache
+    await remember({ subject: 'metrics-hit', predicate: 'note', value: 'x' });
+    assert.ok(hits((await srv.call('GET', '/metrics')).text) > before, 'grows with keyed requests');
   });
 });

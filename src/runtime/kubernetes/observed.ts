@@ -1,7 +1,8 @@
 /**
  * @module
  * What a claim and its Sandbox say about an instance, as a pure function of the objects (observed state,
- * never what was asked): not bound yet, starting, ready at pod IP, suspending, suspended, or failed. A
+ * never what was asked): not bound yet, starting, ready at pod IP, suspending or suspended (a pod that fails
+ * stays `starting`: the cluster restarts it, and a start that never gets Ready fails at its timeout). A
  * condition counts only when its `observedGeneration` has caught up with the Sandbox's `generation`, so a
  * patch just sent is never mistaken for done. Used by `kubernetes-runtime.ts` to wait by watch.
  */

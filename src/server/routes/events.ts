@@ -88,7 +88,6 @@ export async function eventRoutes(
     registries: RegistryBook;
     clock: Clock;
     limits?: RequestLimits;
-    onPurge?: (ns: string) => void;
   },
 ) {
   const { store } = opts;
@@ -140,7 +139,6 @@ export async function eventRoutes(
     if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, ns);
     opts.limits?.takePurge(req.auth);
     const erased = await opts.engine.purgeNamespace(ns);
-    opts.onPurge?.(ns);
     return { namespace: ns, erased };
   });
 }

@@ -22,3 +22,8 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end }}
+
+{{/* The Secret holding the bootstrap admin key: the user's, or the one the chart keeps. */}}
+{{- define "tether.adminKeySecret" -}}
+{{ .Values.memory.adminKey.existingSecret | default "tether-admin-key" }}
+{{- end }}

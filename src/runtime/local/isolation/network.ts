@@ -142,12 +142,3 @@ export async function destroyNetwork(bin: string, netns: string): Promise<void> 
     // gone with the namespace (the usual case)
   }
 }
-
-/** Names of our namespaces on this machine (all runtimes'). */
-export async function listNetworks(bin: string): Promise<string[]> {
-  const out = await ip(bin, ['netns', 'list']).catch(() => '');
-  return out
-    .split('\n')
-    .map((l) => l.split(' ')[0] ?? '')
-    .filter((n) => n.startsWith(NAME_PREFIX));
-}
