@@ -4,12 +4,11 @@
  * the banner (public gateway, gateway admin, memory server), and its admin credentials from the folder.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type AdminInstance, send, waitFor } from '../../gateway/helpers/harness.ts';
-
-const BIN = join(resolve(import.meta.dirname, '../../..'), 'bin/tether');
+import { spawnTether } from '../../helpers/tether-cli.ts';
 
 /** A running `tether up`. */
 export interface UpRun {
@@ -22,9 +21,8 @@ export interface UpRun {
 
 /** Starts `tether up --data data --services manifest` and resolves once its banner is out (killed if it never is). */
 export async function startUp(data: string, manifest: string): Promise<UpRun> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
+  const child = spawnTether(
+    ['up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
