@@ -1,6 +1,6 @@
 /**
  * @module
- * LangGraph checkpoints and pending writes in the PostgreSQL store (schema 004): the fenced write
+ * LangGraph checkpoints and pending writes in the PostgreSQL store (schema 006): the fenced write
  * kinds (`put_checkpoint`, `put_checkpoint_writes`, `delete_thread`), applied on the client of the
  * resume write's transaction (its lease row locked) by `PostgresResumeTables`, plus reads, import and
  * export. SQL from `checkpoint-sql.ts`.

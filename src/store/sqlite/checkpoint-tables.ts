@@ -1,6 +1,6 @@
 /**
  * @module
- * LangGraph checkpoints and pending writes in the SQLite store (schema 006): the fenced write kinds
+ * LangGraph checkpoints and pending writes in the SQLite store (schema 008): the fenced write kinds
  * (`put_checkpoint`, `put_checkpoint_writes`, `delete_thread`), applied inside the resume write's
  * transaction by `SqliteResumeTables`, plus reads, import and export. SQL from `checkpoint-sql.ts`.
  */
