@@ -4,12 +4,11 @@
  * the banner (public gateway, gateway admin, memory server), and its admin credentials from the folder.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { type AdminInstance, send, waitFor } from '../../gateway/helpers/harness.ts';
-
-const BIN = join(resolve(import.meta.dirname, '../../..'), 'bin/tether');
+import { spawnTether } from '../../helpers/tether-cli.ts';
 
 /** A running `tether up`. */
 export interface UpRun {
@@ -22,9 +21,9 @@ export interface UpRun {
 
 /** Starts `tether up --data data --services manifest` and resolves once its banner is out. */
 export async function startUp(data: string, manifest: string): Promise<UpRun> {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
+  // From source (test/helpers/tether-cli.ts): never a stale dist/.
+  const child = spawnTether(
+    ['up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -34,8 +33,9 @@ export async function startUp(data: string, manifest: string): Promise<UpRun> {
   child.stderr?.on('data', (c: Buffer) => {
     out += c.toString();
   });
+  // Generous: a start under load is slow, and the start is not what is tested.
   await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.') || child.exitCode !== null, {
-    timeoutMs: 30_000,
+    timeoutMs: 120_000,
   });
   const gateway = /session gateway (http:\/\/\S+)\s+admin (http:\/\/\S+)\/_tether/.exec(out);
   const memory = /memory server\s+(http:\/\/\S+)/.exec(out);
