@@ -107,11 +107,16 @@ for (const { signal, group, what } of CASES) {
       const admin = /admin (http:\/\/\S+)\/_tether/.exec(out)?.[1];
       assert.ok(admin, out);
       const token = readFileSync(join(data, 'gateway', 'admin.token'), 'utf8').trim();
-      const listed = await waitFor('the warm instance', async () => {
-        const r = await send(admin, { path: '/_tether/instances', headers: { authorization: `Bearer ${token}` } });
-        const all = JSON.parse(r.body) as AdminInstance[];
-        return all.some((i) => i.pid !== null && i.state === 'paused') ? all : null;
-      });
+      const listed = await waitFor(
+        'the warm instance',
+        async () => {
+          const r = await send(admin, { path: '/_tether/instances', headers: { authorization: `Bearer ${token}` } });
+          const all = JSON.parse(r.body) as AdminInstance[];
+          return all.some((i) => i.pid !== null && i.state === 'paused') ? all : null;
+        },
+        // Generous: an instance's start under load is slow too.
+        { timeoutMs: 120_000 },
+      );
       const pids = listed.map((i) => i.pid).filter((p): p is number => p !== null);
       const ownCgroups = new Set(cgroupDirs(up));
       const cgroups = pids.flatMap(cgroupDirs).filter((d) => !ownCgroups.has(d));
