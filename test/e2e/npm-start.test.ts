@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
@@ -63,6 +63,8 @@ for (const { signal, group, what } of CASES) {
       t.after(() => rm(data, { recursive: true, force: true }));
       // One paused warm instance: a stopped process is the one most easily left behind.
       const manifest = await writeManifest(t, serviceYaml('app', { 'serving.knative.dev/warm-pool': '1' }));
+      // The instance runs in the manifest's folder: under --isolation namespaces as its own uid, which mkdtemp's 0700 shuts out.
+      chmodSync(dirname(manifest), 0o755);
       const npm = spawn(
         'npm',
         [
