@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type AdminInstance, isGone, send, serviceYaml, waitFor, writeManifest } from '../gateway/helpers/harness.ts';
@@ -63,6 +63,8 @@ for (const { signal, group, what } of CASES) {
       t.after(() => rm(data, { recursive: true, force: true }));
       // One paused warm instance: a stopped process is the one most easily left behind.
       const manifest = await writeManifest(t, serviceYaml('app', { 'serving.knative.dev/warm-pool': '1' }));
+      // The instance runs in the manifest's folder: under --isolation namespaces as its own uid, which mkdtemp's 0700 shuts out.
+      chmodSync(dirname(manifest), 0o755);
       const npm = spawn(
         'npm',
         [
@@ -107,11 +109,16 @@ for (const { signal, group, what } of CASES) {
       const admin = /admin (http:\/\/\S+)\/_tether/.exec(out)?.[1];
       assert.ok(admin, out);
       const token = readFileSync(join(data, 'gateway', 'admin.token'), 'utf8').trim();
-      const listed = await waitFor('the warm instance', async () => {
-        const r = await send(admin, { path: '/_tether/instances', headers: { authorization: `Bearer ${token}` } });
-        const all = JSON.parse(r.body) as AdminInstance[];
-        return all.some((i) => i.pid !== null && i.state === 'paused') ? all : null;
-      });
+      const listed = await waitFor(
+        'the warm instance',
+        async () => {
+          const r = await send(admin, { path: '/_tether/instances', headers: { authorization: `Bearer ${token}` } });
+          const all = JSON.parse(r.body) as AdminInstance[];
+          return all.some((i) => i.pid !== null && i.state === 'paused') ? all : null;
+        },
+        // Generous: an instance's start under load is slow too.
+        { timeoutMs: 120_000 },
+      );
       const pids = listed.map((i) => i.pid).filter((p): p is number => p !== null);
       const ownCgroups = new Set(cgroupDirs(up));
       const cgroups = pids.flatMap(cgroupDirs).filter((d) => !ownCgroups.has(d));

@@ -21,6 +21,7 @@ export interface UpRun {
 
 /** Starts `tether up --data data --services manifest` and resolves once its banner is out (killed if it never is). */
 export async function startUp(data: string, manifest: string): Promise<UpRun> {
+  // From source (test/helpers/tether-cli.ts): never a stale dist/.
   const child = spawnTether(
     ['up', '--data', data, '--services', manifest, '--memory-port', '0', '--port', '0', '--admin-port', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -32,9 +33,10 @@ export async function startUp(data: string, manifest: string): Promise<UpRun> {
   child.stderr?.on('data', (c: Buffer) => {
     out += c.toString();
   });
+  // Generous: a start under load is slow, and the start is not what is tested.
   try {
     await waitFor('the "Tether is up." banner', () => out.includes('Tether is up.') || child.exitCode !== null, {
-      timeoutMs: 60_000,
+      timeoutMs: 120_000,
     });
   } catch (err) {
     // Never leave a platform running behind a failed start.
