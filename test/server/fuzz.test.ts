@@ -87,8 +87,9 @@ describe('fuzz: the memory server under random requests', () => {
           `case ${i} of seed ${seed} got ${status}: ${c.toString('latin1').slice(0, 300)}`,
         );
       }
-      // the cases reach the routes, not only the parser's refusals
-      assert.ok((statuses.get(200) ?? 0) > 10 && (statuses.get(400) ?? 0) > 10, JSON.stringify([...statuses]));
+      // the cases reach the routes, not only the parser's refusals (fewer answer 200 since an unknown query
+      // parameter, which the fuzzer adds to 30% of its paths, is refused with 400)
+      assert.ok((statuses.get(200) ?? 0) >= 5 && (statuses.get(400) ?? 0) > 10, JSON.stringify([...statuses]));
       assert.equal((await srv.call('GET', '/v1/whoami', { key: agentKey })).status, 200);
     });
   }

@@ -84,6 +84,20 @@ describe('resume contract over HTTP', () => {
       assert.equal(agree.status, 200, JSON.stringify(agree.body));
       assert.equal(agree.body.event.namespace, 'agents:run-2');
     });
+
+    it('takes any body field from the query the same way: PUT /v1/registry?tenant=', async () => {
+      const current = await inject('GET', '/v1/registry?tenant=agents', server.adminKey);
+      assert.equal(current.status, 200, JSON.stringify(current.body));
+      const { predicates } = current.body;
+      const put = await inject('PUT', '/v1/registry?tenant=agents', server.adminKey, { predicates });
+      assert.equal(put.status, 200, JSON.stringify(put.body));
+      const differ = await inject('PUT', '/v1/registry?tenant=agents', server.adminKey, {
+        tenant: 'other',
+        predicates,
+      });
+      assert.equal(differ.status, 400);
+      assert.match(differ.body.error.message, /^tenant: differs/);
+    });
   });
 
   describe('unknown query parameters', () => {
