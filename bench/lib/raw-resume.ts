@@ -25,7 +25,7 @@ export async function rawResume(store: SqliteStore, namespace: string, holder: s
   if (!got.acquired) throw new Error(`raw resume: the lease of ${namespace} is held by ${got.held.holder}`);
   const [state] = await Promise.all([
     store.workingState(namespace),
-    store.pointers(namespace),
+    store.pointers(namespace, 1000),
     store.turns({ namespace, limit: TURN_WINDOW }),
     store.countTurns(namespace),
     store.outputs(namespace, OUTPUT_WINDOW),

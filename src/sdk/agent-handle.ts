@@ -226,29 +226,42 @@ export class AgentHandle extends EventEmitter<AgentHandleEvents> {
     return this.#call('GET', `/v1/working-state?namespace=${this.namespace}`);
   }
 
-  workingStateHistory(limit = 20): Promise<{ versions: WorkingStateJson[] }> {
-    return this.#call('GET', `/v1/working-state/history?namespace=${this.namespace}&limit=${limit}`);
+  /** Earlier versions, newest first; pass the answer's `next` as `beforeVersion` for the page after. */
+  workingStateHistory(
+    limit = 20,
+    beforeVersion?: number,
+  ): Promise<{ versions: WorkingStateJson[]; next: number | null }> {
+    return this.#call('GET', `/v1/working-state/history?${this.#query({ limit, before_version: beforeVersion })}`);
   }
 
-  milestones(limit = 50): Promise<{ milestones: MilestoneJson[] }> {
-    return this.#call('GET', `/v1/milestones?namespace=${this.namespace}&limit=${limit}`);
+  /** Milestones, oldest first within the page; pass `next` as `beforeSeq` for the page before. */
+  milestones(limit = 100, beforeSeq?: number): Promise<{ milestones: MilestoneJson[]; next: number | null }> {
+    return this.#call('GET', `/v1/milestones?${this.#query({ limit, before_seq: beforeSeq })}`);
   }
 
-  /** Turns, oldest first within the page; `beforeSeq` pages backwards. */
-  turns(limit = 50, beforeSeq?: number): Promise<{ turns: TurnJson[]; total: number }> {
-    const before = beforeSeq === undefined ? '' : `&before_seq=${beforeSeq}`;
-    return this.#call('GET', `/v1/turns?namespace=${this.namespace}&limit=${limit}${before}`);
+  /** Turns, oldest first within the page; pass `next` as `beforeSeq` for the page before. */
+  turns(limit = 100, beforeSeq?: number): Promise<{ turns: TurnJson[]; total: number; next: number | null }> {
+    return this.#call('GET', `/v1/turns?${this.#query({ limit, before_seq: beforeSeq })}`);
   }
 
   output(ref: string): Promise<OutputJson> {
     return this.#call('GET', `/v1/outputs/${encodeURIComponent(ref)}?namespace=${this.namespace}`);
   }
 
-  outputs(limit = 50): Promise<{ outputs: OutputInfoJson[] }> {
-    return this.#call('GET', `/v1/outputs?namespace=${this.namespace}&limit=${limit}`);
+  /** Outputs without content, newest first; pass `next` as `before` for the page after. */
+  outputs(limit = 100, before?: string): Promise<{ outputs: OutputInfoJson[]; next: string | null }> {
+    return this.#call('GET', `/v1/outputs?${this.#query({ limit, before })}`);
   }
 
-  pointers(): Promise<{ pointers: PointerJson[] }> {
-    return this.#call('GET', `/v1/pointers?namespace=${this.namespace}`);
+  /** Pointers by name; pass `next` as `after` for the page after. */
+  pointers(limit = 100, after?: string): Promise<{ pointers: PointerJson[]; next: string | null }> {
+    return this.#call('GET', `/v1/pointers?${this.#query({ limit, after })}`);
+  }
+
+  /** The query string of a list call in this handle's namespace (absent values left out). */
+  #query(q: Record<string, string | number | undefined>): string {
+    const params = new URLSearchParams({ namespace: this.namespace });
+    for (const [k, v] of Object.entries(q)) if (v !== undefined) params.set(k, String(v));
+    return params.toString();
   }
 }

@@ -247,7 +247,14 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { calls });
   await app.register(registryRoutes, { calls });
-  await app.register(eventRoutes, { store, engine, registries, clock, limits });
+  await app.register(eventRoutes, {
+    store,
+    engine,
+    registries,
+    clock,
+    limits,
+    turnTokenLimit: options.turnTokenLimit,
+  });
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(checkpointRoutes, { calls: checkpointCalls(new CheckpointRecords({ store, clock })) });
   await app.register(leaseRoutes, { calls: resume });

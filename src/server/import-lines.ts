@@ -8,6 +8,7 @@
 import { type AuthContext, NAME_PATTERN, parseNamespace, reachesTenant } from '../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../common/errors.ts';
 import type { ImportedEvent, ImportedVersion } from '../memory/backup-import.ts';
+import { checkImportedRecord, type RecordCheckOptions } from '../memory/resume/record-check.ts';
 import type { ResumeRecordLine } from '../store/resume-types.ts';
 import { eventLine, registryLine } from './schemas/events.ts';
 import { predicateDefOf } from './schemas/registry.ts';
@@ -15,14 +16,19 @@ import { resumeRecordLine, resumeRecordOf } from './schemas/resume-lines.ts';
 import { parseWith } from './validate.ts';
 import { requireWellFormed } from './well-formed.ts';
 
-/** Parses every line of `body`. @throws {TetherError} 400/403 naming the first bad line and field */
+/**
+ * Parses every line of `body`; resume records are also checked as a write would have made them
+ * (`checkImportedRecord`, with `records`' time and turn limit).
+ * @throws {TetherError} 400/403 naming the first bad line and field
+ */
 export function parseImportLines(
   body: string,
   auth: AuthContext,
+  records: RecordCheckOptions,
 ): { versions: ImportedVersion[]; events: ImportedEvent[]; records: ResumeRecordLine[] } {
   const versions: ImportedVersion[] = [];
   const events: ImportedEvent[] = [];
-  const records: ResumeRecordLine[] = [];
+  const recordLines: ResumeRecordLine[] = [];
   for (const [i, raw] of body.split('\n').entries()) {
     const text = raw.trim();
     if (text === '') continue;
@@ -59,7 +65,9 @@ export function parseImportLines(
       );
       const { tenant } = parseNamespace(parsed.namespace, `${at}.resume_record.namespace`);
       if (!reachesTenant(auth, tenant)) throw namespaceMismatch(`${auth.tenant}:*`, parsed.namespace);
-      records.push(resumeRecordOf(parsed));
+      const record = resumeRecordOf(parsed);
+      checkImportedRecord(record, records, at);
+      recordLines.push(record);
       continue;
     }
     const line = parseWith(eventLine, json, at, `${at}.`);
@@ -87,5 +95,5 @@ export function parseImportLines(
       },
     });
   }
-  return { versions, events, records };
+  return { versions, events, records: recordLines };
 }

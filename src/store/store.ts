@@ -381,20 +381,20 @@ export interface Store extends CheckpointReads {
   workingState(namespace: string): Promise<WorkingStateRecord | null>;
   /** Working-state versions, newest first: the `limit` latest below `beforeVersion` (all when absent). */
   workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]>;
-  /** The latest `limit` milestones, oldest first. */
-  milestones(namespace: string, limit: number): Promise<MilestoneRecord[]>;
+  /** The latest `limit` milestones below `beforeSeq` (all when absent), oldest first. */
+  milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]>;
   /** The newest `limit` turns below `beforeSeq`, oldest first. */
   turns(query: TurnQuery): Promise<TurnRecord[]>;
   /** How many turns the namespace has. */
   countTurns(namespace: string): Promise<number>;
   /** One output with its content, or null. */
   output(namespace: string, ref: string): Promise<OutputRecord | null>;
-  /** The latest `limit` outputs without content, newest first. */
-  outputs(namespace: string, limit: number): Promise<OutputInfo[]>;
+  /** The latest `limit` outputs without content, newest first; only refs below `beforeRef` when given. */
+  outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]>;
   /** How many outputs the namespace has. */
   countOutputs(namespace: string): Promise<number>;
-  /** Every pointer of the namespace, by name. */
-  pointers(namespace: string): Promise<PointerRecord[]>;
+  /** The first `limit` pointers of the namespace by name, after `afterName` when given. */
+  pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]>;
   /**
    * Every resume record matching `query` (no leases), read page by page: working states, milestones,
    * turns, outputs, pointers, checkpoints, checkpoint writes, each kind in its order. Safe to interleave with writes.

@@ -232,8 +232,8 @@ export class ResumeRecords {
     return this.#store.workingStateHistory(namespace, limit, beforeVersion);
   }
 
-  milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
-    return this.#store.milestones(namespace, limit);
+  milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]> {
+    return this.#store.milestones(namespace, limit, beforeSeq);
   }
 
   turns(namespace: string, limit: number, beforeSeq?: number): Promise<TurnRecord[]> {
@@ -252,12 +252,12 @@ export class ResumeRecords {
     return this.#store.output(namespace, ref);
   }
 
-  outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
-    return this.#store.outputs(namespace, limit);
+  outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]> {
+    return this.#store.outputs(namespace, limit, beforeRef);
   }
 
-  pointers(namespace: string): Promise<PointerRecord[]> {
-    return this.#store.pointers(namespace);
+  pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]> {
+    return this.#store.pointers(namespace, limit, afterName);
   }
 }
 

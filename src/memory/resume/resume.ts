@@ -23,6 +23,8 @@ export const DEFAULT_BUDGET = 8000;
 const TURN_WINDOW = 400;
 /** Outputs listed at most. */
 const OUTPUT_WINDOW = 100;
+/** Pointers listed at most (the first by name; `GET /v1/pointers` pages through the rest). */
+const POINTER_WINDOW = 1000;
 /** Words of focus / open questions / goal searched, and beliefs per word. */
 const SEARCH_WORDS = 12;
 const PER_WORD = 20;
@@ -93,7 +95,7 @@ export class Resumer {
     const taken = request.defer ? null : await this.#leases.acquire(ns, request.holder, request.leaseTtlMs);
     const [state, pointers, turns, totalTurns, outputs, totalOutputs] = await Promise.all([
       this.#records.workingState(ns),
-      this.#records.pointers(ns),
+      this.#records.pointers(ns, POINTER_WINDOW),
       this.#records.turns(ns, TURN_WINDOW),
       this.#records.countTurns(ns),
       this.#records.outputs(ns, OUTPUT_WINDOW),

@@ -78,8 +78,9 @@ export function resumeCalls(deps: ResumeCallDeps) {
 
     async workingStateHistory(auth: AuthContext, q: InNamespace & { limit?: number; before_version?: number }) {
       const ns = resolveNamespace(auth, q.namespace);
-      const versions = await records.workingStateHistory(ns, q.limit ?? 20, q.before_version);
-      return { versions: versions.map((v) => workingStateJson(ns, v)) };
+      const limit = q.limit ?? 20;
+      const { rows, more } = page(await records.workingStateHistory(ns, limit + 1, q.before_version), limit);
+      return { versions: rows.map((v) => workingStateJson(ns, v)), next: more ? (rows.at(-1)?.version ?? null) : null };
     },
 
     async patchWorkingState(auth: AuthContext, epoch: Epoch, body: InNamespace & Record<string, unknown>) {
@@ -93,9 +94,12 @@ export function resumeCalls(deps: ResumeCallDeps) {
       return { milestone: milestoneJson(milestone), working_state: workingStateJson(s.namespace, state) };
     },
 
-    async milestones(auth: AuthContext, q: InNamespace & { limit?: number }) {
+    async milestones(auth: AuthContext, q: InNamespace & { limit?: number; before_seq?: number }) {
       const ns = resolveNamespace(auth, q.namespace);
-      return { milestones: (await records.milestones(ns, q.limit ?? 50)).map(milestoneJson) };
+      const limit = q.limit ?? DEFAULT_PAGE;
+      // Oldest first within the page: the extra (older) row is the first one.
+      const { rows, more } = pageBackwards(await records.milestones(ns, limit + 1, q.before_seq), limit);
+      return { milestones: rows.map(milestoneJson), next: more ? (rows[0]?.seq ?? null) : null };
     },
 
     async recordTurn(
@@ -116,11 +120,10 @@ export function resumeCalls(deps: ResumeCallDeps) {
 
     async turns(auth: AuthContext, q: InNamespace & { limit?: number; before_seq?: number }) {
       const ns = resolveNamespace(auth, q.namespace);
-      const [turns, total] = await Promise.all([
-        records.turns(ns, q.limit ?? 50, q.before_seq),
-        records.countTurns(ns),
-      ]);
-      return { turns: turns.map(turnJson), total };
+      const limit = q.limit ?? DEFAULT_PAGE;
+      const [turns, total] = await Promise.all([records.turns(ns, limit + 1, q.before_seq), records.countTurns(ns)]);
+      const { rows, more } = pageBackwards(turns, limit);
+      return { turns: rows.map(turnJson), total, next: more ? (rows[0]?.seq ?? null) : null };
     },
 
     async storeOutput(
@@ -139,9 +142,11 @@ export function resumeCalls(deps: ResumeCallDeps) {
       return outputJson(found);
     },
 
-    async outputs(auth: AuthContext, q: InNamespace & { limit?: number }) {
+    async outputs(auth: AuthContext, q: InNamespace & { limit?: number; before?: string }) {
       const ns = resolveNamespace(auth, q.namespace);
-      return { outputs: (await records.outputs(ns, q.limit ?? 50)).map(outputInfoJson) };
+      const limit = q.limit ?? DEFAULT_PAGE;
+      const { rows, more } = page(await records.outputs(ns, limit + 1, q.before), limit);
+      return { outputs: rows.map(outputInfoJson), next: more ? (rows.at(-1)?.ref ?? null) : null };
     },
 
     async setPointer(
@@ -160,9 +165,11 @@ export function resumeCalls(deps: ResumeCallDeps) {
       return { removed: b.name };
     },
 
-    async pointers(auth: AuthContext, q: InNamespace) {
+    async pointers(auth: AuthContext, q: InNamespace & { limit?: number; after?: string }) {
       const ns = resolveNamespace(auth, q.namespace);
-      return { pointers: (await records.pointers(ns)).map(pointerJson) };
+      const limit = q.limit ?? DEFAULT_PAGE;
+      const { rows, more } = page(await records.pointers(ns, limit + 1, q.after), limit);
+      return { pointers: rows.map(pointerJson), next: more ? (rows.at(-1)?.name ?? null) : null };
     },
 
     async resume(
@@ -219,3 +226,16 @@ export function resumeCalls(deps: ResumeCallDeps) {
 
 /** The resume calls, as `resumeCalls` builds them. */
 export type ResumeCalls = ReturnType<typeof resumeCalls>;
+
+/** Rows of a list page when no `limit` is given (`limit` is at most 1,000 on every list). */
+export const DEFAULT_PAGE = 100;
+
+/** A page read with one row more than `limit`, in its order: the extra row says there is more. */
+function page<T>(rows: T[], limit: number): { rows: T[]; more: boolean } {
+  return rows.length > limit ? { rows: rows.slice(0, limit), more: true } : { rows, more: false };
+}
+
+/** As `page`, for lists read newest first and answered oldest first: the extra row is the first. */
+function pageBackwards<T>(rows: T[], limit: number): { rows: T[]; more: boolean } {
+  return rows.length > limit ? { rows: rows.slice(rows.length - limit), more: true } : { rows, more: false };
+}

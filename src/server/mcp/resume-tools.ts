@@ -50,7 +50,14 @@ export const setPointerArgs = pointerBody.extend({ name: pointerName });
 /** `remove_pointer`. */
 export const removePointerArgs = z.strictObject({ ...ns, name: pointerName });
 /** `list_pointers`. */
-export const listPointersArgs = z.strictObject(ns);
+export const listPointersArgs = z.strictObject({
+  ...ns,
+  limit: z.number().int().min(1).max(1000).optional(),
+  after: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,128}$/)
+    .optional(),
+});
 
 /**
  * The session's epoch for a write to the call's namespace, renewed when a third of its TTL has
@@ -199,7 +206,7 @@ export function resumeTools(deps: ResumeToolDeps): MemoryTool[] {
     ),
     defineTool(
       'recent_turns',
-      'Read recorded turns, oldest first within the page: the newest limit (default 50) before before_seq.',
+      'Read recorded turns, oldest first within the page: the newest limit (default 100) before before_seq; next is the before_seq of the page before.',
       recentTurnsArgs,
       (auth, input) => calls.turns(auth, input),
     ),
@@ -227,8 +234,11 @@ export function resumeTools(deps: ResumeToolDeps): MemoryTool[] {
     writeTool(deps, 'remove_pointer', 'Remove a pointer by name.', removePointerArgs, (auth, epoch, input) =>
       calls.removePointer(auth, epoch, input),
     ),
-    defineTool('list_pointers', 'List your pointers, by name.', listPointersArgs, (auth, input) =>
-      calls.pointers(auth, input),
+    defineTool(
+      'list_pointers',
+      'List your pointers, by name: limit (default 100) after the name after; next is the after of the following page.',
+      listPointersArgs,
+      (auth, input) => calls.pointers(auth, input),
     ),
   ];
 }

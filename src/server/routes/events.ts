@@ -13,6 +13,7 @@ import { namespaceMismatch } from '../../common/errors.ts';
 import { importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
+import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
 import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
 import { parseImportLines } from '../import-lines.ts';
 import type { RequestLimits } from '../rate-limits.ts';
@@ -88,6 +89,8 @@ export async function eventRoutes(
     registries: RegistryBook;
     clock: Clock;
     limits?: RequestLimits;
+    /** The resume records' turn token limit, for imported turns. @default DEFAULT_TURN_TOKEN_LIMIT */
+    turnTokenLimit?: number;
   },
 ) {
   const { store } = opts;
@@ -121,7 +124,10 @@ export async function eventRoutes(
     response: { 200: importAnswer },
   };
   r.post('/v1/events/import', { config: { admin: true }, schema: importSchema }, async (req) => {
-    const lines = parseImportLines(req.body, req.auth);
+    const lines = parseImportLines(req.body, req.auth, {
+      now: opts.clock.now(),
+      turnTokenLimit: opts.turnTokenLimit ?? DEFAULT_TURN_TOKEN_LIMIT,
+    });
     const r = await importBackup(opts, lines);
     // Resume records are plain rows (no registry to check): stored after the events, repeats skipped.
     const records = lines.records.length > 0 ? await store.importResume(lines.records) : 0;

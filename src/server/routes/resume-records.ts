@@ -13,6 +13,7 @@ import {
   milestoneAnswer,
   milestoneBody,
   milestonesAnswer,
+  milestonesQuery,
   namespaceQuery,
   outputAnswer,
   outputBody,
@@ -24,6 +25,7 @@ import {
   pointerBody,
   pointerParams,
   pointersAnswer,
+  pointersQuery,
   recordTurnAnswer,
   stateHistoryAnswer,
   stateHistoryQuery,
@@ -94,7 +96,13 @@ export async function resumeRecordRoutes(app: FastifyInstance, opts: { calls: Re
   );
   r.get(
     '/v1/milestones',
-    { schema: { summary: 'Milestones, oldest first', querystring: outputsQuery, response: { 200: milestonesAnswer } } },
+    {
+      schema: {
+        summary: 'Milestones, a page backwards by seq (oldest first within it)',
+        querystring: milestonesQuery,
+        response: { 200: milestonesAnswer },
+      },
+    },
     async (req) => calls.milestones(req.auth, req.query),
   );
 
@@ -155,7 +163,7 @@ export async function resumeRecordRoutes(app: FastifyInstance, opts: { calls: Re
 
   r.get(
     '/v1/pointers',
-    { schema: { summary: 'Pointers, by name', querystring: namespaceQuery, response: { 200: pointersAnswer } } },
+    { schema: { summary: 'Pointers, a page by name', querystring: pointersQuery, response: { 200: pointersAnswer } } },
     async (req) => calls.pointers(req.auth, req.query),
   );
   r.put(

@@ -24,7 +24,7 @@ export const eventLine = z.strictObject({
   value: z.union([z.string().max(8192), z.number(), z.boolean(), z.null()]),
   value_key: z.string().max(8192).nullable(),
   retraction: z.boolean(),
-  kind: z.string().max(64).nullable(),
+  kind: z.string().min(1, { message: 'must not be empty: a write stores no kind as null' }).max(64).nullable(),
   confidence: z.number().min(0).max(1),
   source: z.string().max(256).nullable(),
   evidence: z.string().max(8192).nullable(),

@@ -5,15 +5,30 @@
  * like event lines. Leases are not exported: they are live state, not history.
  */
 import { z } from 'zod';
+import { MAX_RECORD_SEQ, MAX_STEP } from '../../memory/resume/record-check.ts';
 import type { ResumeRecordLine } from '../../store/resume-types.ts';
 import { checkpointId, checkpointNs, serialized, threadId } from './checkpoints.ts';
 import { namespaceText } from './common.ts';
-import { pointerTypeSchema, roleSchema } from './resume.ts';
+import { pointerBody, pointerName, pointerTypeSchema, roleSchema } from './resume.ts';
 
+// The ranges a write can produce (`memory/resume/record-check.ts` checks what needs the clock and the
+// turn limit): an imported seq or version of 2^53-1 made the next write's 2^53 collide or conflict.
 const ms = z.number().int().min(0).max(8.64e15);
-const seq = z.number().int().min(1);
-const epoch = z.number().int().min(1);
-const str = (max: number) => z.string().max(max);
+const seq = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_RECORD_SEQ, { message: `must be at most ${MAX_RECORD_SEQ}` });
+const epoch = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_RECORD_SEQ, { message: `must be at most ${MAX_RECORD_SEQ}` });
+const str = (max: number) => z.string().max(max, { message: `must be at most ${max} characters` });
+/** Non-empty, as a write requires. */
+const named = (max: number) => z.string().min(1, { message: 'must not be empty' }).max(max);
+
+const outputRef = z.string().regex(/^out_[0-9a-f]{26}$/, { message: 'is not an output ref' });
 
 const stateFields = {
   goal: str(2000).nullable(),
@@ -23,7 +38,7 @@ const stateFields = {
   decisions: z.array(str(2000)).max(200),
   open_questions: z.array(str(2000)).max(100),
   notes: str(20_000).nullable(),
-  step: z.number().int().min(0).nullable(),
+  step: z.number().int().min(0).max(MAX_STEP).nullable(),
   last_milestone: str(256).nullable(),
 };
 
@@ -41,7 +56,7 @@ export const resumeRecordLine = z.discriminatedUnion('kind', [
     kind: z.literal('milestone'),
     namespace: namespaceText,
     seq,
-    name: str(256),
+    name: named(256),
     progress: str(4000).nullable(),
     at: ms,
     epoch,
@@ -51,20 +66,20 @@ export const resumeRecordLine = z.discriminatedUnion('kind', [
     namespace: namespaceText,
     seq,
     role: roleSchema,
-    content: z.string(),
-    name: str(128).nullable(),
-    message_id: str(256).nullable(),
+    content: z.string().min(1, { message: 'must not be empty' }),
+    name: named(128).nullable(),
+    message_id: named(256).nullable(),
     brief: str(1000).nullable(),
-    output_ref: str(64).nullable(),
+    output_ref: outputRef.nullable(),
     at: ms,
     epoch,
   }),
   z.strictObject({
     kind: z.literal('output'),
     namespace: namespaceText,
-    ref: z.string().regex(/^out_[0-9a-f]{26}$/),
-    content: z.string().max(1024 * 1024),
-    tool: str(128).nullable(),
+    ref: outputRef,
+    content: z.string().min(1, { message: 'must not be empty' }),
+    tool: named(128).nullable(),
     summary: str(2000).nullable(),
     bytes: z.number().int().min(0),
     at: ms,
@@ -73,9 +88,9 @@ export const resumeRecordLine = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('pointer'),
     namespace: namespaceText,
-    name: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/),
+    name: pointerName,
     type: pointerTypeSchema,
-    fields: z.record(z.string().min(1).max(128), str(2048)),
+    fields: pointerBody.shape.fields,
     note: str(1000).nullable(),
     updated_at: ms,
     epoch,

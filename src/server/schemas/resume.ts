@@ -97,10 +97,21 @@ export const outputBody = z.strictObject({
   summary: text(2000).optional(),
 });
 
-/** `GET /v1/outputs` and `GET /v1/milestones`. */
+/** `GET /v1/outputs`: a page of `limit` (default 100), newest first; `before` is the last page's `next`. */
 export const outputsQuery = z.strictObject({
   namespace: namespaceText.optional(),
   limit: queryInt(1, 1000).optional(),
+  before: z
+    .string()
+    .regex(/^out_[0-9a-f]{26}$/, { message: 'is not an output ref' })
+    .optional(),
+});
+
+/** `GET /v1/milestones`: the newest `limit` (default 100) below `before_seq`, oldest first. */
+export const milestonesQuery = z.strictObject({
+  namespace: namespaceText.optional(),
+  limit: queryInt(1, 1000).optional(),
+  before_seq: queryInt(1, Number.MAX_SAFE_INTEGER).optional(),
 });
 
 /** `/v1/outputs/{ref}`. */
@@ -118,6 +129,13 @@ export const pointerName = z
 
 /** `/v1/pointers/{name}`. */
 export const pointerParams = z.strictObject({ name: pointerName });
+
+/** `GET /v1/pointers`: the first `limit` (default 100) by name after `after`. */
+export const pointersQuery = z.strictObject({
+  namespace: namespaceText.optional(),
+  limit: queryInt(1, 1000).optional(),
+  after: pointerName.optional(),
+});
 
 /** `PUT /v1/pointers/{name}`. */
 export const pointerBody = z.strictObject({
@@ -189,12 +207,18 @@ export const workingStateAnswer = z.object({
   updated_at: time.nullable(),
 });
 
-export const stateHistoryAnswer = z.object({ versions: z.array(workingStateAnswer) });
+export const stateHistoryAnswer = z.object({
+  versions: z.array(workingStateAnswer),
+  next: z.number().int().nullable().describe('before_version of the next page; null: no more'),
+});
 
 const milestoneJson = z.object({ seq: z.number().int(), name: z.string(), progress: z.string().nullable(), at: time });
 
 export const milestoneAnswer = z.object({ milestone: milestoneJson, working_state: workingStateAnswer });
-export const milestonesAnswer = z.object({ milestones: z.array(milestoneJson) });
+/** `next`: the cursor of the following page (`before_seq`, `before`, `after`…), null on the last. */
+const next = <T extends z.ZodType>(cursor: T) => cursor.nullable().describe('cursor of the next page; null: no more');
+
+export const milestonesAnswer = z.object({ milestones: z.array(milestoneJson), next: next(z.number().int()) });
 
 export const turnAnswer = z.object({
   seq: z.number().int(),
@@ -214,7 +238,11 @@ export const recordTurnAnswer = z.object({
   output_ref: z.string().nullable(),
 });
 
-export const turnsAnswer = z.object({ turns: z.array(turnAnswer), total: z.number().int() });
+export const turnsAnswer = z.object({
+  turns: z.array(turnAnswer),
+  total: z.number().int(),
+  next: next(z.number().int()),
+});
 
 export const outputInfoAnswer = z.object({
   ref: z.string(),
@@ -225,7 +253,7 @@ export const outputInfoAnswer = z.object({
 });
 
 export const outputAnswer = outputInfoAnswer.extend({ content: z.string() });
-export const outputsAnswer = z.object({ outputs: z.array(outputInfoAnswer) });
+export const outputsAnswer = z.object({ outputs: z.array(outputInfoAnswer), next: next(z.string()) });
 
 export const pointerAnswer = z.object({
   name: z.string(),
@@ -235,7 +263,7 @@ export const pointerAnswer = z.object({
   updated_at: time,
 });
 
-export const pointersAnswer = z.object({ pointers: z.array(pointerAnswer) });
+export const pointersAnswer = z.object({ pointers: z.array(pointerAnswer), next: next(z.string()) });
 
 export const resumeAnswer = z.object({
   agent: z.string(),

@@ -359,8 +359,8 @@ export class PostgresStore implements Store {
   workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
     return this.#read(() => this.#resume.workingStateHistory(namespace, limit, beforeVersion));
   }
-  milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
-    return this.#read(() => this.#resume.milestones(namespace, limit));
+  milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]> {
+    return this.#read(() => this.#resume.milestones(namespace, limit, beforeSeq));
   }
   turns(query: TurnQuery): Promise<TurnRecord[]> {
     return this.#read(() => this.#resume.turns(query));
@@ -371,14 +371,14 @@ export class PostgresStore implements Store {
   output(namespace: string, ref: string): Promise<OutputRecord | null> {
     return this.#read(() => this.#resume.output(namespace, ref));
   }
-  outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
-    return this.#read(() => this.#resume.outputs(namespace, limit));
+  outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]> {
+    return this.#read(() => this.#resume.outputs(namespace, limit, beforeRef));
   }
   countOutputs(namespace: string): Promise<number> {
     return this.#read(() => this.#resume.count('outputs', namespace));
   }
-  pointers(namespace: string): Promise<PointerRecord[]> {
-    return this.#read(() => this.#resume.pointers(namespace));
+  pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]> {
+    return this.#read(() => this.#resume.pointers(namespace, limit, afterName));
   }
   checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
     return this.#read(() => this.#resume.checkpoints(query));

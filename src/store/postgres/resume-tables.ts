@@ -290,11 +290,11 @@ export class PostgresResumeTables {
     return res.rows.map(workingStateFromRow);
   }
 
-  async milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
-    const res = await this.#db.query('SELECT * FROM milestones WHERE namespace = $1 ORDER BY seq DESC LIMIT $2', [
-      namespace,
-      limit,
-    ]);
+  async milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]> {
+    const res = await this.#db.query(
+      'SELECT * FROM milestones WHERE namespace = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3',
+      [namespace, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit],
+    );
     return res.rows.reverse().map(milestoneFromRow);
   }
 
@@ -321,11 +321,12 @@ export class PostgresResumeTables {
     return res.rows[0] ? outputFromRow(res.rows[0]) : null;
   }
 
-  async outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
+  async outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]> {
+    // 'out_~' sorts above every ref (keys sort bytewise, COLLATE "C").
     const res = await this.#db.query<Omit<OutputRow, 'content'>>(
-      `SELECT namespace, ref, tool, summary, bytes, at, epoch FROM outputs WHERE namespace = $1
-       ORDER BY ref DESC LIMIT $2`,
-      [namespace, limit],
+      `SELECT namespace, ref, tool, summary, bytes, at, epoch FROM outputs WHERE namespace = $1 AND ref < $2
+       ORDER BY ref DESC LIMIT $3`,
+      [namespace, beforeRef ?? 'out_~', limit],
     );
     return res.rows.map((r) => {
       const { content: _none, ...info } = outputFromRow({ ...r, content: '' });
@@ -333,8 +334,11 @@ export class PostgresResumeTables {
     });
   }
 
-  async pointers(namespace: string): Promise<PointerRecord[]> {
-    const res = await this.#db.query('SELECT * FROM pointers WHERE namespace = $1 ORDER BY name', [namespace]);
+  async pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]> {
+    const res = await this.#db.query(
+      'SELECT * FROM pointers WHERE namespace = $1 AND name > $2 ORDER BY name LIMIT $3',
+      [namespace, afterName ?? '', limit],
+    );
     return res.rows.map(pointerFromRow);
   }
 

@@ -295,9 +295,10 @@ export class SqliteResumeTables {
     return rows.map(workingStateFromRow);
   }
 
-  milestones(namespace: string, limit: number): MilestoneRecord[] {
-    const rows = this.#sql('SELECT * FROM milestones WHERE namespace = ? ORDER BY seq DESC LIMIT ?').all(
+  milestones(namespace: string, limit: number, beforeSeq?: number): MilestoneRecord[] {
+    const rows = this.#sql('SELECT * FROM milestones WHERE namespace = ? AND seq < ? ORDER BY seq DESC LIMIT ?').all(
       namespace,
+      beforeSeq ?? Number.MAX_SAFE_INTEGER,
       limit,
     ) as MilestoneRow[];
     return rows.reverse().map(milestoneFromRow);
@@ -323,11 +324,12 @@ export class SqliteResumeTables {
     return row ? outputFromRow(row) : null;
   }
 
-  outputs(namespace: string, limit: number): OutputInfo[] {
+  outputs(namespace: string, limit: number, beforeRef?: string): OutputInfo[] {
+    // 'out_~' sorts above every ref (hex digits and letters are below '~').
     const rows = this.#sql(
-      `SELECT namespace, ref, tool, summary, bytes, at, epoch FROM outputs WHERE namespace = ?
+      `SELECT namespace, ref, tool, summary, bytes, at, epoch FROM outputs WHERE namespace = ? AND ref < ?
        ORDER BY ref DESC LIMIT ?`,
-    ).all(namespace, limit) as Omit<OutputRow, 'content'>[];
+    ).all(namespace, beforeRef ?? 'out_~', limit) as Omit<OutputRow, 'content'>[];
     return rows.map((r) => {
       const { content: _none, ...info } = outputFromRow({ ...r, content: '' });
       return info;
@@ -338,8 +340,12 @@ export class SqliteResumeTables {
     return this.#sql('SELECT count(*) FROM outputs WHERE namespace = ?').pluck().get(namespace) as number;
   }
 
-  pointers(namespace: string): PointerRecord[] {
-    const rows = this.#sql('SELECT * FROM pointers WHERE namespace = ? ORDER BY name').all(namespace) as PointerRow[];
+  pointers(namespace: string, limit: number, afterName?: string): PointerRecord[] {
+    const rows = this.#sql('SELECT * FROM pointers WHERE namespace = ? AND name > ? ORDER BY name LIMIT ?').all(
+      namespace,
+      afterName ?? '',
+      limit,
+    ) as PointerRow[];
     return rows.map(pointerFromRow);
   }
 

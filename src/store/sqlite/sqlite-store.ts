@@ -427,8 +427,8 @@ export class SqliteStore implements Store {
   async workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
     return this.#resume.workingStateHistory(namespace, limit, beforeVersion);
   }
-  async milestones(namespace: string, limit: number): Promise<MilestoneRecord[]> {
-    return this.#resume.milestones(namespace, limit);
+  async milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]> {
+    return this.#resume.milestones(namespace, limit, beforeSeq);
   }
   async turns(query: TurnQuery): Promise<TurnRecord[]> {
     return this.#resume.turns(query);
@@ -439,14 +439,14 @@ export class SqliteStore implements Store {
   async output(namespace: string, ref: string): Promise<OutputRecord | null> {
     return this.#resume.output(namespace, ref);
   }
-  async outputs(namespace: string, limit: number): Promise<OutputInfo[]> {
-    return this.#resume.outputs(namespace, limit);
+  async outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]> {
+    return this.#resume.outputs(namespace, limit, beforeRef);
   }
   async countOutputs(namespace: string): Promise<number> {
     return this.#resume.countOutputs(namespace);
   }
-  async pointers(namespace: string): Promise<PointerRecord[]> {
-    return this.#resume.pointers(namespace);
+  async pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]> {
+    return this.#resume.pointers(namespace, limit, afterName);
   }
   async checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
     return this.#resume.checkpoints(query);

@@ -129,7 +129,7 @@ describe('ResumeRecords outputs and pointers', () => {
     await records.setPointer(scope, 'repo', { type: 'git_ref', fields: { ref: 'main' } });
     await records.setPointer(scope, 'repo', { type: 'git_ref', fields: { ref: 'feature' }, note: 'wip' });
     assert.deepEqual(
-      (await records.pointers(NAMESPACE)).map((p) => [p.name, p.fields.ref, p.note]),
+      (await records.pointers(NAMESPACE, 100)).map((p) => [p.name, p.fields.ref, p.note]),
       [['repo', 'feature', 'wip']],
     );
     assert.equal(await records.removePointer(scope, 'repo'), true);

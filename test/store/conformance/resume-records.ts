@@ -30,7 +30,7 @@ async function contents(store: Store, ns: string) {
     milestones: await store.milestones(ns, 100),
     turns: await store.turns({ namespace: ns, limit: 100 }),
     outputs: await Promise.all(outputs.map((o) => store.output(ns, o.ref))),
-    pointers: await store.pointers(ns),
+    pointers: await store.pointers(ns, 1000),
   };
 }
 
@@ -202,7 +202,7 @@ export function resumeRecordsConformance(open: () => Promise<Store>): void {
       assert.ok(listed.every((o) => !('content' in o)));
       assert.equal(await store.countOutputs(ns), 2);
       assert.deepEqual(
-        (await store.pointers(ns)).map((p) => [p.name, p.type]),
+        (await store.pointers(ns, 100)).map((p) => [p.name, p.type]),
         [
           ['env', 'git_ref'],
           ['repo', 'object'],
@@ -220,7 +220,7 @@ export function resumeRecordsConformance(open: () => Promise<Store>): void {
         ],
       });
       assert.deepEqual(
-        (await store.pointers(ns)).map((p) => p.name),
+        (await store.pointers(ns, 100)).map((p) => p.name),
         ['repo'],
       );
     });
