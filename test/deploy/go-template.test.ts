@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TemplateSet } from './go-template.ts';
+import { type ClusterObject, TemplateSet } from './go-template.ts';
 
-function render(text: string, root: unknown, helpers = ''): string {
-  const set = new TemplateSet();
+function render(text: string, root: unknown, helpers = '', cluster: ClusterObject[] = []): string {
+  const set = new TemplateSet(cluster);
   set.add('_helpers.tpl', helpers);
   set.add('t.yaml', text);
   return set.render('t.yaml', root);
@@ -49,5 +49,28 @@ describe('TemplateSet', () => {
     assert.throws(() => render('{{ with .a }}x{{ end }}', {}), /unsupported \{\{ with \}\}/);
     assert.throws(() => render('{{ .l }}', { l: [1] }), /cannot print a list/);
     assert.throws(() => render('{{ required "need x" .x }}', {}), /need x/);
+  });
+
+  it('looks up what the cluster holds (an empty map when absent, as helm template), and index fails on nil as Go does', () => {
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { k: 'djE=' } };
+    const t =
+      '{{ if lookup "v1" "Secret" "n" "s" }}{{ index (lookup "v1" "Secret" "n" "s") "data" "k" }}{{ else }}none{{ end }}';
+    assert.equal(render(t, {}, '', [secret]), 'djE=');
+    assert.equal(render(t, {}), 'none');
+    assert.equal(render(t, {}, '', [{ ...secret, metadata: { name: 's', namespace: 'other' } }]), 'none');
+    assert.throws(() => render('{{ index (lookup "v1" "Secret" "n" "s") "data" "k" }}', {}), /index of untyped nil/);
+    assert.equal(render('{{ index .m "a" | default "missing" }}', { m: {} }), 'missing');
+  });
+
+  it('has sha256sum, randAlphaNum and fail', () => {
+    assert.equal(
+      render('{{ "abc" | sha256sum }}', {}),
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
+    const r = render('{{ randAlphaNum 40 }}', {});
+    assert.match(r, /^[A-Za-z0-9]{40}$/);
+    assert.notEqual(render('{{ randAlphaNum 40 }}', {}), r);
+    assert.throws(() => render('{{ if .x }}{{ fail "x is set" }}{{ end }}', { x: 1 }), /x is set/);
+    assert.equal(render('{{ if .x }}{{ fail "x is set" }}{{ end }}ok', {}), 'ok');
   });
 });
