@@ -31,7 +31,7 @@ import { Fence, type MemoryRoute, reapFences } from './fence.ts';
 import { commandFiles, type SystemEntry } from './filesystem-view.ts';
 import type { HostCapabilities } from './host-probe.ts';
 import { NamespacesSandbox, SANDBOX_PORT } from './namespaces-sandbox.ts';
-import { destroyNetwork, hostNetworks } from './network.ts';
+import { destroyNetwork, holdRange, hostNetworks } from './network.ts';
 import { NetworkSlots } from './network-slots.ts';
 import type { Isolation, Sandbox } from './sandbox.ts';
 import { ThawWatchdog } from './thaw-watchdog.ts';
@@ -119,6 +119,7 @@ export class NamespacesIsolation implements Isolation {
     await reapFences(nft, isAlive);
     const nets = await hostNetworks(ip);
     const range = chooseRange(nets);
+    await holdRange(ip, range);
     const fence = await Fence.create(nft, nets);
     o.log.info({ range, table: `inet ${fence.table}` }, 'instance networks and their fence');
     return new NamespacesIsolation(o, range, fence);

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { NAME_PREFIX, type SlotPlan } from './address-plan.ts';
+import { CANDIDATE_RANGES, NAME_PREFIX, type SlotPlan } from './address-plan.ts';
 
 const run = promisify(execFile);
 
@@ -42,10 +42,21 @@ export async function hostNetworks(bin: string): Promise<string[]> {
   }>;
   for (const r of routes) {
     if (r.dev?.startsWith(NAME_PREFIX) || r.dst === 'default') continue;
+    if (r.type === 'unreachable' && CANDIDATE_RANGES.includes(r.dst)) continue; // our own holdRange
     if (r.type === 'broadcast' || r.type === 'local') continue; // covered by the address itself
     out.push(r.dst.includes('/') ? r.dst : `${r.dst}/32`);
   }
   return out;
+}
+
+/**
+ * Routes the whole instance range nowhere (`unreachable`), so a packet for an instance that is gone (its /30
+ * went with its veth) fails on this machine instead of leaving by the default route to whatever answers
+ * there. Live slots' /30 routes are more specific and win. Idempotent, and left in place: other runtimes of
+ * the machine may use the same range, and it routes nothing that could reach anything.
+ */
+export async function holdRange(bin: string, range: string): Promise<void> {
+  await ip(bin, ['route', 'replace', 'unreachable', range]);
 }
 
 /**
