@@ -23,6 +23,9 @@ const keyText = (min: number, max: number) =>
 export const threadId = keyText(1, 512);
 export const checkpointNs = keyText(0, 2048);
 export const checkpointId = keyText(1, 256);
+export const taskId = keyText(1, 256);
+export const taskPath = keyText(0, 2048);
+export const channelName = keyText(1, 512);
 
 /** A serialised value. */
 export const serialized = z.strictObject({
@@ -50,13 +53,13 @@ export const checkpointWritesBody = z.strictObject({
   thread_id: threadId,
   checkpoint_ns: checkpointNs,
   checkpoint_id: checkpointId,
-  task_id: keyText(1, 256),
-  task_path: keyText(0, 2048).optional(),
+  task_id: taskId,
+  task_path: taskPath.optional(),
   writes: z
     .array(
       z.strictObject({
         idx: z.number().int().min(-100).max(1_000_000),
-        channel: keyText(1, 512),
+        channel: channelName,
         value: serialized,
       }),
     )

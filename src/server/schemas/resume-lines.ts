@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { MAX_RECORD_SEQ, MAX_STEP } from '../../memory/resume/record-check.ts';
 import type { ResumeRecordLine } from '../../store/resume-types.ts';
-import { checkpointId, checkpointNs, serialized, threadId } from './checkpoints.ts';
+import { channelName, checkpointId, checkpointNs, serialized, taskId, taskPath, threadId } from './checkpoints.ts';
 import { namespaceText } from './common.ts';
 import { pointerBody, pointerName, pointerTypeSchema, roleSchema } from './resume.ts';
 
@@ -115,12 +115,13 @@ export const resumeRecordLine = z.discriminatedUnion('kind', [
     thread_id: threadId,
     checkpoint_ns: checkpointNs,
     checkpoint_id: checkpointId,
-    task_id: z.string().min(1).max(256),
+    // The write route's key texts: no NUL, which PostgreSQL text cannot hold (a 500 at import).
+    task_id: taskId,
     idx: z.number().int().min(-100).max(1_000_000),
-    channel: z.string().min(1).max(512),
+    channel: channelName,
     type: serialized.shape.type,
     value: serialized.shape.data,
-    task_path: z.string().max(2048),
+    task_path: taskPath,
     at: ms,
     epoch,
   }),
