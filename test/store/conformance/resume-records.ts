@@ -208,6 +208,23 @@ export function resumeRecordsConformance(open: () => Promise<Store>): void {
           ['repo', 'object'],
         ],
       );
+      // The list cursors (the routes' `next`): below a seq, below a ref, after a name.
+      assert.deepEqual(
+        (await store.milestones(ns, 1, 3)).map((m) => m.name),
+        ['two'],
+      );
+      assert.deepEqual(
+        (await store.outputs(ns, 10, 'out_2')).map((o) => o.ref),
+        ['out_1'],
+      );
+      assert.deepEqual(
+        (await store.pointers(ns, 1)).map((p) => p.name),
+        ['env'],
+      );
+      assert.deepEqual(
+        (await store.pointers(ns, 10, 'env')).map((p) => p.name),
+        ['repo'],
+      );
       const del = await store.writeResume(fence, [
         { kind: 'delete_pointer', namespace: ns, name: 'env' },
         { kind: 'delete_pointer', namespace: ns, name: 'env' },
