@@ -48,6 +48,7 @@ import { conditions } from './belief-filters.ts';
 import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { openConnection } from './connection.ts';
 import { applyBeliefChanges, insertEvent } from './event-writes.ts';
+import { readFactEvents, readFactHead, readFactKeys, readGroupEvents, type Sql } from './fact-reads.ts';
 import { ftsBody } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
@@ -56,7 +57,7 @@ import { deleteNamespaceRows, vacuumAfterPurge } from './purge.ts';
 import { ReadPool } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
-import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
+import { type EventRow, rowToEvent } from './rows.ts';
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -90,6 +91,8 @@ export class SqliteStore implements Store {
   readonly #importTx: (events: StoredEvent[]) => FtsSource[];
   readonly #beliefsTx: (changes: BeliefChange[]) => void;
   readonly #readTx: (requests: FactHeadRequest[]) => FactHead[];
+  /** `#sql` as a function, for the reads in fact-reads.ts. */
+  readonly #sqlOf: Sql = (text) => this.#sql(text);
   readonly #resume: SqliteResumeTables;
   readonly #keys: SqliteKeyRegistryTables;
   /** Heavy reads on this connection (in memory, or when no worker runs). */
@@ -129,7 +132,7 @@ export class SqliteStore implements Store {
       return rows;
     });
     this.#beliefsTx = db.transaction(applyChanges);
-    this.#readTx = db.transaction((requests: FactHeadRequest[]) => requests.map((r) => this.#factHead(r)));
+    this.#readTx = db.transaction((requests: FactHeadRequest[]) => requests.map((r) => readFactHead(this.#sqlOf, r)));
     this.#importTx = db.transaction((events: StoredEvent[]) => {
       const exists = this.#sql('SELECT 1 FROM events WHERE id = ?').pluck();
       const rows: FtsSource[] = [];
@@ -248,7 +251,7 @@ export class SqliteStore implements Store {
   }
 
   async factHead(namespace: string, subject: string, predicate: string, valueKey?: string): Promise<FactHead> {
-    return this.#factHead({ namespace, subject, predicate, valueKey });
+    return readFactHead(this.#sqlOf, { namespace, subject, predicate, valueKey });
   }
 
   async factHeads(requests: FactHeadRequest[]): Promise<FactHead[]> {
@@ -256,67 +259,16 @@ export class SqliteStore implements Store {
     return this.#readTx(requests);
   }
 
-  #factHead({ namespace, subject, predicate, valueKey }: FactHeadRequest): FactHead {
-    // All beliefs: one range of the clustered table, in its own order. One value's: beliefs_value.
-    const key = valueKey ?? null;
-    const select = 'SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id';
-    const rows =
-      key === null
-        ? this.#sql(
-            `${select} WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? ORDER BY b.observed_at, b.event_id`,
-          ).all(namespace, subject, predicate)
-        : // Named: without statistics the planner prefers the primary key's range, which sorts for free.
-          this.#sql(
-            `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b INDEXED BY beliefs_value
-             JOIN events e ON e.id = b.event_id
-             WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?
-             ORDER BY b.observed_at, b.event_id`,
-          ).all(namespace, subject, predicate, key);
-    const last = this.#sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
-      .pluck()
-      .get(namespace, subject, predicate) as number | null;
-    // events_retractions: a seek for the retractions of all values, one for those of this value.
-    const retracted = (test: string, ...args: unknown[]) =>
-      this.#sql(
-        `SELECT max(observed_at) FROM events
-         WHERE namespace = ? AND subject = ? AND predicate = ? AND retraction = 1 AND ${test}`,
-      )
-        .pluck()
-        .get(namespace, subject, predicate, ...args) as number | null;
-    const lastRetractionAt =
-      key === null ? retracted('1') : maxOf(retracted('value_key IS NULL'), retracted('value_key = ?', key));
-    return { beliefs: (rows as BeliefRow[]).map(rowToBelief), lastObservedAt: last, lastRetractionAt };
-  }
-
   async factKeys(tenant: string, predicate: string): Promise<{ namespace: string; subject: string }[]> {
-    return this.#sql('SELECT DISTINCT namespace, subject FROM events WHERE tenant = ? AND predicate = ?').all(
-      tenant,
-      predicate,
-    ) as { namespace: string; subject: string }[];
+    return readFactKeys(this.#sqlOf, tenant, predicate);
   }
 
   async factEvents(query: FactQuery): Promise<StoredEvent[]> {
-    if (query.subject !== undefined && query.predicate !== undefined) {
-      return this.groupEvents(query.namespace, [{ subject: query.subject, predicate: query.predicate }]);
-    }
-    const { where, args } = conditions([
-      ['namespace = ?', query.namespace],
-      ['subject = ?', query.subject],
-      ['predicate = ?', query.predicate],
-    ]);
-    const groups = this.#sql(
-      `SELECT DISTINCT subject, predicate FROM events WHERE ${where.join(' AND ')} ORDER BY subject, predicate LIMIT ?`,
-    ).all(...args, query.maxGroups) as FactKey[];
-    return this.groupEvents(query.namespace, groups);
+    return readFactEvents(this.#sqlOf, query);
   }
 
   async groupEvents(namespace: string, groups: FactKey[]): Promise<StoredEvent[]> {
-    const stmt = this.#sql('SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq');
-    const out: StoredEvent[] = [];
-    for (const g of groups) {
-      for (const row of stmt.all(namespace, g.subject, g.predicate) as EventRow[]) out.push(rowToEvent(row));
-    }
-    return out;
+    return readGroupEvents(this.#sqlOf, namespace, groups);
   }
 
   async searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]> {
@@ -491,6 +443,3 @@ export class SqliteStore implements Store {
 }
 
 /** The larger of two optional times. */
-function maxOf(a: number | null, b: number | null): number | null {
-  return a === null ? b : b === null ? a : Math.max(a, b);
-}

@@ -1,0 +1,84 @@
+/**
+ * @module
+ * Reads of facts on the store's main connection: a fact's head (its beliefs, last observation and last
+ * retraction, what the writer plans a statement with) and the light per-fact event reads. Heavy reads go to the
+ * read pool instead (read-queries.ts). Called by SqliteStore, inside its read transaction where it has one.
+ */
+import type Database from 'better-sqlite3';
+import type { FactHead, FactHeadRequest, FactKey, FactQuery, StoredEvent } from '../store.ts';
+import { conditions } from './belief-filters.ts';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
+
+/** The store's cached statement of a SQL text. */
+export type Sql = (text: string) => Database.Statement;
+
+/** One fact's head: its current beliefs (of one value when `valueKey` is given) and its last times. */
+export function readFactHead(sql: Sql, { namespace, subject, predicate, valueKey }: FactHeadRequest): FactHead {
+  // All beliefs: one range of the clustered table, in its own order. One value's: beliefs_value.
+  const key = valueKey ?? null;
+  const select = 'SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id';
+  const rows =
+    key === null
+      ? sql(
+          `${select} WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? ORDER BY b.observed_at, b.event_id`,
+        ).all(namespace, subject, predicate)
+      : // Named: without statistics the planner prefers the primary key's range, which sorts for free.
+        sql(
+          `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b INDEXED BY beliefs_value
+           JOIN events e ON e.id = b.event_id
+           WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?
+           ORDER BY b.observed_at, b.event_id`,
+        ).all(namespace, subject, predicate, key);
+  const last = sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
+    .pluck()
+    .get(namespace, subject, predicate) as number | null;
+  // events_retractions: a seek for the retractions of all values, one for those of this value.
+  const retracted = (test: string, ...args: unknown[]) =>
+    sql(
+      `SELECT max(observed_at) FROM events
+       WHERE namespace = ? AND subject = ? AND predicate = ? AND retraction = 1 AND ${test}`,
+    )
+      .pluck()
+      .get(namespace, subject, predicate, ...args) as number | null;
+  const lastRetractionAt =
+    key === null ? retracted('1') : maxOf(retracted('value_key IS NULL'), retracted('value_key = ?', key));
+  return { beliefs: (rows as BeliefRow[]).map(rowToBelief), lastObservedAt: last, lastRetractionAt };
+}
+
+/** The (namespace, subject) pairs of a tenant holding `predicate`. */
+export function readFactKeys(sql: Sql, tenant: string, predicate: string): { namespace: string; subject: string }[] {
+  return sql('SELECT DISTINCT namespace, subject FROM events WHERE tenant = ? AND predicate = ?').all(
+    tenant,
+    predicate,
+  ) as { namespace: string; subject: string }[];
+}
+
+/** The events of the facts `query` names (at most `maxGroups` facts), in fold order per fact. */
+export function readFactEvents(sql: Sql, query: FactQuery): StoredEvent[] {
+  if (query.subject !== undefined && query.predicate !== undefined) {
+    return readGroupEvents(sql, query.namespace, [{ subject: query.subject, predicate: query.predicate }]);
+  }
+  const { where, args } = conditions([
+    ['namespace = ?', query.namespace],
+    ['subject = ?', query.subject],
+    ['predicate = ?', query.predicate],
+  ]);
+  const groups = sql(
+    `SELECT DISTINCT subject, predicate FROM events WHERE ${where.join(' AND ')} ORDER BY subject, predicate LIMIT ?`,
+  ).all(...args, query.maxGroups) as FactKey[];
+  return readGroupEvents(sql, query.namespace, groups);
+}
+
+/** Every event of each fact in `groups`, by seq. */
+export function readGroupEvents(sql: Sql, namespace: string, groups: FactKey[]): StoredEvent[] {
+  const stmt = sql('SELECT * FROM events WHERE namespace = ? AND subject = ? AND predicate = ? ORDER BY seq');
+  const out: StoredEvent[] = [];
+  for (const g of groups) {
+    for (const row of stmt.all(namespace, g.subject, g.predicate) as EventRow[]) out.push(rowToEvent(row));
+  }
+  return out;
+}
+
+function maxOf(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
+}
