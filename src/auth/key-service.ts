@@ -7,7 +7,8 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { TetherError, unauthenticated } from '../common/errors.ts';
-import type { KeyRecord, Store } from '../store/store.ts';
+import type { KeyRecord } from '../store/key-store.ts';
+import type { Store } from '../store/store.ts';
 import { type AuthContext, contextOf } from './auth-context.ts';
 import { type MintKeyOptions, mintKey, parseKey, secretMatches } from './keys.ts';
 

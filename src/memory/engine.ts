@@ -7,8 +7,10 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, unavailable } from '../common/errors.ts';
+import type { Actor, BeliefChange, StoredEvent } from '../store/fact-store.ts';
+import type { PredicateDef } from '../store/registry-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
-import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
+import type { Store } from '../store/store.ts';
 import { foldFact } from './fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';

@@ -9,7 +9,8 @@
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
 import { KeyedMutex } from '../common/keyed-mutex.ts';
-import type { PredicateDef, RegistryVersion, Store } from '../store/store.ts';
+import type { PredicateDef, RegistryVersion } from '../store/registry-store.ts';
+import type { Store } from '../store/store.ts';
 import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
 
 /** A tenant's versions; `unsaved` is the default first version until a write stores it. */

@@ -11,7 +11,6 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
-import { StaleRegistryError } from '../store/stale-registry.ts';
 import type {
   Actor,
   BeliefChange,
@@ -19,9 +18,10 @@ import type {
   FactHeadRequest,
   FactReader,
   FactWrite,
-  Store,
   StoredEvent,
-} from '../store/store.ts';
+} from '../store/fact-store.ts';
+import { StaleRegistryError } from '../store/stale-registry.ts';
+import type { Store } from '../store/store.ts';
 import {
   type AssertOutcome,
   applyAssertion,

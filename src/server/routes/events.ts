@@ -14,7 +14,8 @@ import { importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
-import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
+import type { ExportQuery, StoredEvent } from '../../store/fact-store.ts';
+import type { Store } from '../../store/store.ts';
 import { parseImportLines } from '../import-lines.ts';
 import type { RequestLimits } from '../rate-limits.ts';
 import {

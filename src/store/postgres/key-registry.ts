@@ -4,9 +4,11 @@
  * transaction's). A revocation notifies the other replicas in the same statement, so it is told
  * exactly when it commits. Used by `PostgresStore`.
  */
+
+import type { KeyRecord } from '../key-store.ts';
+import type { RegistryVersion } from '../registry-store.ts';
 import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from '../sqlite/rows.ts';
 import { StaleRegistryError } from '../stale-registry.ts';
-import type { KeyRecord, RegistryVersion } from '../store.ts';
 import { CHANGES_CHANNEL } from './change-listener.ts';
 import { registryKey } from './locks.ts';
 import type { Queryable } from './queries.ts';

@@ -8,7 +8,24 @@
  */
 import pg from 'pg';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import type {
+  BeliefChange,
+  BeliefQuery,
+  CurrentBelief,
+  ExportQuery,
+  FactHead,
+  FactHeadRequest,
+  FactKey,
+  FactQuery,
+  FactReader,
+  FactWrite,
+  FactWriteScope,
+  SearchHit,
+  StoredEvent,
+} from '../fact-store.ts';
+import type { KeyRecord } from '../key-store.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { AppendRegistryOptions, RegistryVersion } from '../registry-store.ts';
 import type {
   Fence,
   Fenced,
@@ -26,26 +43,8 @@ import type {
   TurnRecord,
   WorkingStateRecord,
 } from '../resume-types.ts';
-import type {
-  AppendRegistryOptions,
-  BeliefChange,
-  BeliefQuery,
-  CurrentBelief,
-  ExportQuery,
-  FactHead,
-  FactHeadRequest,
-  FactKey,
-  FactQuery,
-  FactReader,
-  FactWrite,
-  FactWriteScope,
-  KeyRecord,
-  RegistryVersion,
-  SearchHit,
-  Store,
-  StoreChange,
-  StoredEvent,
-} from '../store.ts';
+import type { Store } from '../store.ts';
+import type { StoreChange } from '../store-lifecycle.ts';
 import { ChangeListener, notifyChange } from './change-listener.ts';
 import {
   hostPort,

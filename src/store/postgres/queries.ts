@@ -6,9 +6,9 @@
  * statement's cost in round trips does not grow with the batch.
  */
 import type pg from 'pg';
+import type { BeliefChange, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../fact-store.ts';
 import { indexWords } from '../index-words.ts';
 import { type BeliefRow, type EventRow, eventToRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
-import type { BeliefChange, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../store.ts';
 
 /** Anything that runs a query: the pool or a transaction's client. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;

@@ -4,7 +4,8 @@
  * `sqlite-store.ts` wraps each call (writes wait for a running purge VACUUM there). Like `resume-tables.ts`.
  */
 import type Database from 'better-sqlite3';
-import type { KeyRecord, RegistryVersion } from '../store.ts';
+import type { KeyRecord } from '../key-store.ts';
+import type { RegistryVersion } from '../registry-store.ts';
 import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from './rows.ts';
 
 /** Keys and registry versions over one connection's cached statements. */

@@ -2,7 +2,8 @@
  * @module
  * Row <-> record mapping for the SQLite driver (column names are snake_case, records camelCase).
  */
-import type { CurrentBelief, KeyRecord, StoredEvent } from '../store.ts';
+import type { CurrentBelief, StoredEvent } from '../fact-store.ts';
+import type { KeyRecord } from '../key-store.ts';
 
 /** An `events` row. */
 export interface EventRow {

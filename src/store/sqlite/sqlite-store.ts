@@ -7,7 +7,24 @@
  */
 import type Database from 'better-sqlite3';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import type {
+  BeliefChange,
+  BeliefQuery,
+  CurrentBelief,
+  ExportQuery,
+  FactHead,
+  FactHeadRequest,
+  FactKey,
+  FactQuery,
+  FactReader,
+  FactWrite,
+  FactWriteScope,
+  SearchHit,
+  StoredEvent,
+} from '../fact-store.ts';
+import type { KeyRecord } from '../key-store.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { AppendRegistryOptions, RegistryVersion } from '../registry-store.ts';
 import type {
   Fence,
   Fenced,
@@ -25,25 +42,7 @@ import type {
   TurnRecord,
   WorkingStateRecord,
 } from '../resume-types.ts';
-import type {
-  AppendRegistryOptions,
-  BeliefChange,
-  BeliefQuery,
-  CurrentBelief,
-  ExportQuery,
-  FactHead,
-  FactHeadRequest,
-  FactKey,
-  FactQuery,
-  FactReader,
-  FactWrite,
-  FactWriteScope,
-  KeyRecord,
-  RegistryVersion,
-  SearchHit,
-  Store,
-  StoredEvent,
-} from '../store.ts';
+import type { Store } from '../store.ts';
 import { conditions } from './belief-filters.ts';
 import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { openConnection } from './connection.ts';
