@@ -7,6 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import { type EventRow, rowToEvent } from '../event-rows.ts';
 import type {
   BeliefChange,
   BeliefQuery,
@@ -56,7 +57,6 @@ import { deleteNamespaceRows, vacuumAfterPurge } from './purge.ts';
 import { ReadPool } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
-import { type EventRow, rowToEvent } from './rows.ts';
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
