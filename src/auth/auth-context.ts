@@ -4,7 +4,7 @@
  * that picks the namespace of a call (`namespace_mismatch` when a key names one it may not reach).
  */
 import { forbidden, invalidRequest, namespaceMismatch } from '../common/errors.ts';
-import type { KeyRecord } from '../store/store.ts';
+import type { KeyRecord } from '../store/key-store.ts';
 
 /** The caller, as `req.auth`. */
 export interface AuthContext {

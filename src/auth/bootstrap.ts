@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, restrictIfExists, writePrivateFile } from '../common/private-files.ts';
-import type { Store } from '../store/store.ts';
+import type { KeyStore } from '../store/key-store.ts';
 import { mintKey, parseKey } from './keys.ts';
 
 /** Where the admin key came from. */
@@ -22,7 +22,7 @@ export interface BootstrapResult {
  * @throws {Error} when `envKey` is malformed or the file holds a malformed key.
  */
 export async function ensureAdminKey(
-  store: Store,
+  store: KeyStore,
   dataDir: string,
   envKey: string | undefined,
   now: number,

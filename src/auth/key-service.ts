@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { TetherError, unauthenticated } from '../common/errors.ts';
-import type { KeyRecord, Store } from '../store/store.ts';
+import type { KeyRecord, KeyStore } from '../store/key-store.ts';
 import { type AuthContext, contextOf } from './auth-context.ts';
 import { type MintKeyOptions, mintKey, parseKey, secretMatches } from './keys.ts';
 
@@ -26,7 +26,7 @@ export function claimUidOf(note: string | null): string | null {
 
 /** Options for `KeyService`. */
 export interface KeyServiceOptions {
-  store: Store;
+  store: KeyStore;
   clock: Clock;
   /** How long a key record is trusted without reading the store again, ms. @default 30000 */
   cacheTtlMs?: number;
@@ -42,7 +42,7 @@ export interface KeyCacheStats {
 
 /** Mints, verifies and revokes keys. */
 export class KeyService {
-  readonly #store: Store;
+  readonly #store: KeyStore;
   readonly #clock: Clock;
   readonly #ttl: number;
   readonly #size: number;

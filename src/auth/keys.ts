@@ -4,7 +4,7 @@
  * thing stored. The secret is 256 random bits, so one sha256 is enough (no slow KDF needed).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { KeyRecord } from '../store/store.ts';
+import type { KeyRecord } from '../store/key-store.ts';
 
 /** Matches a well-formed key. */
 export const KEY_PATTERN = /^tth_([0-9a-f]{16})_([0-9a-f]{64})$/;

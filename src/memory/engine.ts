@@ -7,8 +7,9 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, unavailable } from '../common/errors.ts';
+import type { Actor, BeliefChange, FactStore, StoredEvent } from '../store/fact-store.ts';
+import type { PredicateDef } from '../store/registry-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
-import type { Actor, BeliefChange, PredicateDef, Store, StoredEvent } from '../store/store.ts';
 import { foldFact } from './fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
@@ -54,14 +55,14 @@ export interface WriteContext {
 
 /** Options for `MemoryEngine`. */
 export interface MemoryEngineOptions {
-  store: Store;
+  store: FactStore;
   registries: RegistryBook;
   clock: Clock;
 }
 
 /** Write operations on memory. */
 export class MemoryEngine {
-  readonly #store: Store;
+  readonly #store: FactStore;
   readonly #registries: RegistryBook;
   readonly #clock: Clock;
   readonly #writer: MemoryWriter;

@@ -8,7 +8,7 @@
  * fold order, and an event landing at its end is applied without folding again. Every path gives what
  * `foldFact` gives over the full log. Pure.
  */
-import type { BeliefChange, CurrentBelief, FactHead, StoredEvent } from '../store/store.ts';
+import type { BeliefChange, CurrentBelief, FactHead, StoredEvent } from '../store/fact-store.ts';
 import { compareEvents, foldFact, replacedBy } from './fold.ts';
 
 /** What the writer knows of one fact during a batch. */

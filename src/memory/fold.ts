@@ -4,7 +4,7 @@
  * single: the newest assertion holds; multi: values accumulate; retractions remove and never bring an
  * older value back. Order: observed_at, then assertion before retraction, then id. Pure.
  */
-import type { CurrentBelief, StoredEvent } from '../store/store.ts';
+import type { CurrentBelief, StoredEvent } from '../store/fact-store.ts';
 
 /** A value believed now (or as of a time): the store's `CurrentBelief` shape. */
 export type Belief = CurrentBelief;

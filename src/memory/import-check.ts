@@ -7,7 +7,7 @@
  * Pure; called by `backup-import.ts`.
  */
 import { invalidRequest } from '../common/errors.ts';
-import type { StoredEvent } from '../store/store.ts';
+import type { StoredEvent } from '../store/fact-store.ts';
 import { MAX_FUTURE_MS } from './engine.ts';
 import type { Registry } from './registry.ts';
 import { normalizeSubject, typedValue } from './values.ts';

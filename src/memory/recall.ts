@@ -12,8 +12,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
 import { words } from '../common/words.ts';
+import type { FactKey, FactStore, StoredEvent } from '../store/fact-store.ts';
 import type { LogPosition } from '../store/log-reads.ts';
-import type { FactKey, PredicateDef, Store, StoredEvent } from '../store/store.ts';
+import type { PredicateDef } from '../store/registry-store.ts';
 import { type Belief, FactFold } from './fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
@@ -68,13 +69,13 @@ function scanCap(max: number) {
 
 /** Read operations on memory. */
 export class MemoryReader {
-  readonly #store: Store;
+  readonly #store: FactStore;
   readonly #registries: RegistryBook;
   readonly #clock: Clock;
   readonly #maxScan: number;
 
   /** @param options.maxScanEvents most events one `as_of` read folds (@default 20000) */
-  constructor(options: { store: Store; registries: RegistryBook; clock: Clock; maxScanEvents?: number }) {
+  constructor(options: { store: FactStore; registries: RegistryBook; clock: Clock; maxScanEvents?: number }) {
     this.#store = options.store;
     this.#registries = options.registries;
     this.#clock = options.clock;

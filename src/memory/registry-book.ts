@@ -9,7 +9,7 @@
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
 import { KeyedMutex } from '../common/keyed-mutex.ts';
-import type { PredicateDef, RegistryVersion, Store } from '../store/store.ts';
+import type { PredicateDef, RegistryStore, RegistryVersion } from '../store/registry-store.ts';
 import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
 
 /** A tenant's versions; `unsaved` is the default first version until a write stores it. */
@@ -21,7 +21,7 @@ interface Entry {
 
 /** Registry versions of every tenant. */
 export class RegistryBook {
-  readonly #store: Store;
+  readonly #store: RegistryStore;
   readonly #clock: Clock;
   readonly #defaults: readonly PredicateDef[];
   readonly #cache = new Map<string, Entry>();
@@ -32,7 +32,7 @@ export class RegistryBook {
     after: readonly PredicateDef[],
   ) => Promise<void>)[] = [];
 
-  constructor(store: Store, clock: Clock, defaults: readonly PredicateDef[]) {
+  constructor(store: RegistryStore, clock: Clock, defaults: readonly PredicateDef[]) {
     this.#store = store;
     this.#clock = clock;
     this.#defaults = defaults;

@@ -5,7 +5,7 @@
  * Pure logic; the engine loads versions from the store.
  */
 import { invalidRequest } from '../common/errors.ts';
-import type { PredicateDef, RegistryVersion } from '../store/store.ts';
+import type { PredicateDef, RegistryVersion } from '../store/registry-store.ts';
 import { STARTER_REGISTRIES } from './starter-registries.ts';
 
 /** `note` always exists, for statements that fit no predicate. */

@@ -3,7 +3,7 @@
  * The starter registries a tenant can begin with (`--registry NAME`). `note` is added to every set by
  * `registry.ts`. Plain data; no logic.
  */
-import type { PredicateDef } from '../store/store.ts';
+import type { PredicateDef } from '../store/registry-store.ts';
 
 const p = (
   name: string,

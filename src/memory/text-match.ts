@@ -5,7 +5,7 @@
  * search. Pure.
  */
 import { words } from '../common/words.ts';
-import type { StoredEvent } from '../store/store.ts';
+import type { StoredEvent } from '../store/fact-store.ts';
 
 /** Whether every term occurs as a word of the event's subject, predicate, value or evidence. */
 export function eventMatches(event: StoredEvent, terms: readonly string[]): boolean {

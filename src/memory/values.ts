@@ -4,7 +4,7 @@
  * (case-insensitive for strings, numeric for numbers), plus subject normalisation. Pure.
  */
 import { invalidRequest } from '../common/errors.ts';
-import type { PredicateDef } from '../store/store.ts';
+import type { PredicateDef } from '../store/registry-store.ts';
 
 /** Longest string value, evidence, in characters. */
 export const MAX_TEXT = 8192;

@@ -3,7 +3,8 @@
  * What the memory writer (`writer.ts`) takes: validated assertions and retractions, the registry
  * version they were validated with, the queued jobs, and the group-commit counters. Types only.
  */
-import type { Actor, PredicateDef, StoredEvent } from '../store/store.ts';
+import type { Actor, StoredEvent } from '../store/fact-store.ts';
+import type { PredicateDef } from '../store/registry-store.ts';
 import type { AssertOutcome } from './fact-state.ts';
 
 /** A validated assertion waiting for its id. */

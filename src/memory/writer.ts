@@ -2,26 +2,26 @@
  * @module
  * The writer of one memory server replica: remembers and forgets queue up and are written in batches
  * (group commit): every job that arrives while a batch is being written joins the next one, which
- * costs one store operation for all of them (`Store.writeFacts`: the batch's facts locked, their
+ * costs one store operation for all of them (`FactStore.writeFacts`: the batch's facts locked, their
  * heads read and the events appended under one transaction, so replicas sharing a store never write
  * from a stale read). Jobs apply in arrival order; each fact's beliefs (the "now" projection) are
- * updated in the same transaction as its events. Up to `Store.writeConcurrency` batches are written
+ * updated in the same transaction as its events. Up to `FactStore.writeConcurrency` batches are written
  * at once (SQLite: one; PostgreSQL: several, each fact's lock ordering those of one fact, as it does
  * for two replicas). Imports and rebuilds run alone in this replica, after the batches in flight.
  */
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
-import { StaleRegistryError } from '../store/stale-registry.ts';
 import type {
   Actor,
   BeliefChange,
   FactHead,
   FactHeadRequest,
   FactReader,
+  FactStore,
   FactWrite,
-  Store,
   StoredEvent,
-} from '../store/store.ts';
+} from '../store/fact-store.ts';
+import { StaleRegistryError } from '../store/stale-registry.ts';
 import {
   type AssertOutcome,
   applyAssertion,
@@ -56,7 +56,7 @@ const MAX_EXTRA_TURNS = 3;
 /** Batches writes to a store. */
 export class MemoryWriter {
   readonly stats: WriterStats = { batches: 0, jobs: 0, folds: 0 };
-  readonly #store: Store;
+  readonly #store: FactStore;
   readonly #clock: Clock;
   readonly #queue: Job[] = [];
   readonly #concurrency: number;
@@ -65,7 +65,7 @@ export class MemoryWriter {
   #exclusive = false;
   #scheduled = false;
 
-  constructor(store: Store, clock: Clock) {
+  constructor(store: FactStore, clock: Clock) {
     this.#store = store;
     this.#clock = clock;
     this.#concurrency = Math.max(1, Math.floor(store.writeConcurrency ?? 1));

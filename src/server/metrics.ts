@@ -8,7 +8,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { KeyService } from '../auth/key-service.ts';
 import type { WriterStats } from '../memory/writer-jobs.ts';
-import type { Store } from '../store/store.ts';
+import type { FactStore } from '../store/fact-store.ts';
 
 /** Metrics of one server. */
 export interface MemoryMetrics {
@@ -26,7 +26,7 @@ export interface MemoryMetrics {
 
 /** Creates the metrics; `collectDefaults` adds process metrics (off in tests). */
 export function createMemoryMetrics(deps: {
-  store: Store;
+  store: FactStore;
   keys: KeyService;
   writes: Readonly<WriterStats>;
   collectDefaults?: boolean;

@@ -6,7 +6,9 @@ import type { z } from 'zod';
 import type { AuthContext } from '../auth/auth-context.ts';
 import type { RememberResult } from '../memory/engine.ts';
 import type { Belief } from '../memory/fold.ts';
-import type { KeyRecord, PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
+import type { StoredEvent } from '../store/fact-store.ts';
+import type { KeyRecord } from '../store/key-store.ts';
+import type { PredicateDef, RegistryVersion } from '../store/registry-store.ts';
 import { iso } from './schemas/common.ts';
 import type { beliefAnswer, eventAnswer, rememberResultAnswer } from './schemas/memories.ts';
 

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { words } from '../common/words.ts';
-import type { StoredEvent } from './store.ts';
+import type { StoredEvent } from './fact-store.ts';
 
 const prefixes = new Map<string, string>();
 

@@ -3,9 +3,9 @@
  * Queries of the bounded log reads every `Store` serves (issue 21): one or more facts' logs page by
  * page in fold order, a count of those events that stops past a cap (so a read is refused before it
  * reads), and the facts of a namespace found by index seeks, never by walking their events. Types
- * only; the drivers answer them (`Store.factLog`, `countFactEvents`, `factGroups`).
+ * only; the drivers answer them (`FactStore.factLog`, `countFactEvents`, `factGroups`).
  */
-import type { FactKey } from './store.ts';
+import type { FactKey } from './fact-store.ts';
 
 /** Where a page of `factLog` ended: the fact and the fold-order place of its last event. */
 export interface LogPosition {

@@ -1,7 +1,7 @@
 /**
  * @module
  * `StaleRegistryError`: a write planned with a registry version that is no longer the tenant's newest
- * (another replica stored one meanwhile). Thrown by `Store.writeFacts` before `plan` runs; the memory
+ * (another replica stored one meanwhile). Thrown by `FactStore.writeFacts` before `plan` runs; the memory
  * engine reloads the registry and validates and writes again. Never reaches a client as such.
  */
 

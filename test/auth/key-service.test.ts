@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { KeyService } from '../../src/auth/key-service.ts';
 import { systemClock } from '../../src/common/clock.ts';
+import type { KeyRecord } from '../../src/store/key-store.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { KeyRecord, Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/store.ts';
 
 let dir: string;
 let store: Store;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { WriteContext } from '../../src/memory/engine.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
-import type { PredicateDef } from '../../src/store/store.ts';
+import type { PredicateDef } from '../../src/store/registry-store.ts';
 import { ACTOR, MINUTE, NAMESPACE, refused, setup, T0 } from './helpers.ts';
 
 describe('MemoryEngine.remember', () => {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compareEvents, foldFact, MAX_REPLACED } from '../../src/memory/fold.ts';
 import { typedValue } from '../../src/memory/values.ts';
-import type { PredicateDef, StoredEvent } from '../../src/store/store.ts';
+import type { StoredEvent } from '../../src/store/fact-store.ts';
+import type { PredicateDef } from '../../src/store/registry-store.ts';
 
 const STRING: PredicateDef = { name: 'favorite_color', cardinality: 'single', valueType: 'string' };
 const NUMBER: PredicateDef = { name: 'open_issues', cardinality: 'single', valueType: 'number' };

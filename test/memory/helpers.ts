@@ -10,8 +10,8 @@ import { MemoryEngine, type Statement, type WriteContext } from '../../src/memor
 import { MemoryReader } from '../../src/memory/recall.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { RegistryBook } from '../../src/memory/registry-book.ts';
+import type { Actor } from '../../src/store/fact-store.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { Actor } from '../../src/store/store.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 export const MINUTE = 60_000;

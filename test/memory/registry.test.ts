@@ -16,7 +16,7 @@ import {
   versionAt,
 } from '../../src/memory/registry.ts';
 import { STARTER_REGISTRIES } from '../../src/memory/starter-registries.ts';
-import type { PredicateDef, RegistryVersion } from '../../src/store/store.ts';
+import type { PredicateDef, RegistryVersion } from '../../src/store/registry-store.ts';
 
 /** Asserts `fn` throws 400 `invalid_request` naming `field`. */
 function throwsField(fn: () => unknown, field: string, message?: RegExp): void {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isTetherError } from '../../src/common/errors.ts';
 import { MAX_SUBJECT, MAX_TEXT, normalizeSubject, typedValue } from '../../src/memory/values.ts';
-import type { PredicateDef } from '../../src/store/store.ts';
+import type { PredicateDef } from '../../src/store/registry-store.ts';
 
 const of = (valueType: PredicateDef['valueType'], extra: Partial<PredicateDef> = {}): PredicateDef => ({
   name: `a_${valueType}`,

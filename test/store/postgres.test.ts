@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import type { StoreChange } from '../../src/store/store.ts';
+import type { StoreChange } from '../../src/store/store-lifecycle.ts';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.ts';
 import { makeKey } from './conformance/helpers.ts';
 import { held } from './conformance/resume-helpers.ts';

@@ -1,7 +1,7 @@
 /**
  * @module
  * LangGraph checkpoints as resume records: put a checkpoint, put a task's pending writes, delete a
- * thread — each one fenced store call under the namespace's lease (`Store.writeResume`), so a saver
+ * thread — each one fenced store call under the namespace's lease (`ResumeStore.writeResume`), so a saver
  * whose lease was taken over stores nothing — and the reads a saver's `getTuple` / `list` need.
  * The serialised values are opaque here. Knows nothing of HTTP; `server/calls/checkpoint-calls.ts` calls it.
  */
@@ -12,8 +12,8 @@ import type {
   CheckpointRecord,
   CheckpointWriteRecord,
 } from '../../store/checkpoint-types.ts';
+import type { ResumeStore } from '../../store/resume-store.ts';
 import type { ResumeWrite, ResumeWriteResult } from '../../store/resume-types.ts';
-import type { Store } from '../../store/store.ts';
 import { leaseNotHeld, refusalError } from './lease-errors.ts';
 import type { WriteScope } from './records.ts';
 
@@ -31,10 +31,10 @@ export interface CheckpointTuple {
 
 /** Checkpoint writes and reads over a store. */
 export class CheckpointRecords {
-  readonly #store: Store;
+  readonly #store: ResumeStore;
   readonly #clock: Clock;
 
-  constructor(options: { store: Store; clock: Clock }) {
+  constructor(options: { store: ResumeStore; clock: Clock }) {
     this.#store = options.store;
     this.#clock = options.clock;
   }

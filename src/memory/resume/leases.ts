@@ -1,13 +1,13 @@
 /**
  * @module
- * Leases over a `Store`: acquire (409 `lease_held` while another lease is live), renew and release
+ * Leases over a `LeaseStore`: acquire (409 `lease_held` while another lease is live), renew and release
  * (409 `lease_lost` / `lease_not_held`), each at the clock's now. The store does the atomic part; this
  * adds the TTL range, the default holder and the wire errors. Used by the resume calls and `resume.ts`.
  */
 import type { Clock } from '../../common/clock.ts';
 import { invalidRequest } from '../../common/errors.ts';
+import type { LeaseStore } from '../../store/lease-store.ts';
 import type { LeaseRecord } from '../../store/resume-types.ts';
-import type { Store } from '../../store/store.ts';
 import { leaseHeld, refusalError } from './lease-errors.ts';
 
 /** Shortest lease, ms. */
@@ -31,10 +31,10 @@ export function leaseTtl(ttlMs: number | undefined, field = 'ttl_ms'): number {
 
 /** Lease calls of one store at one clock's time. */
 export class Leases {
-  readonly #store: Store;
+  readonly #store: LeaseStore;
   readonly #clock: Clock;
 
-  constructor(options: { store: Store; clock: Clock }) {
+  constructor(options: { store: LeaseStore; clock: Clock }) {
     this.#store = options.store;
     this.#clock = options.clock;
   }

@@ -2,11 +2,12 @@
  * @module
  * Resume records under the lease: working state (merged, versioned), milestones, turns (deduped by
  * message id; large content moved to an output), outputs (<= 1 MiB), pointers. Every write is one
- * fenced store call (`Store.writeResume`), never the fact writer's batching queue. Knows nothing of HTTP.
+ * fenced store call (`ResumeStore.writeResume`), never the fact writer's batching queue. Knows nothing of HTTP.
  */
 import type { Clock } from '../../common/clock.ts';
 import { TetherError } from '../../common/errors.ts';
 import { newEventId } from '../../common/ids.ts';
+import type { ResumeStore } from '../../store/resume-store.ts';
 import type {
   MilestoneRecord,
   OutputInfo,
@@ -19,7 +20,6 @@ import type {
   TurnRole,
   WorkingStateRecord,
 } from '../../store/resume-types.ts';
-import type { Store } from '../../store/store.ts';
 import { leaseNotHeld, refusalError } from './lease-errors.ts';
 import { cutToTokens, estimateTokens } from './tokens.ts';
 import { mergeState, type WorkingStatePatch } from './working-state.ts';
@@ -64,7 +64,7 @@ export interface PointerInput {
 
 /** Options of `ResumeRecords`. */
 export interface ResumeRecordsOptions {
-  store: Store;
+  store: ResumeStore;
   clock: Clock;
   /** Turn content above this many estimated tokens goes to an output. @default 2000 */
   turnTokenLimit?: number;
@@ -72,7 +72,7 @@ export interface ResumeRecordsOptions {
 
 /** The fenced writes and the reads of resume records. */
 export class ResumeRecords {
-  readonly #store: Store;
+  readonly #store: ResumeStore;
   readonly #clock: Clock;
   readonly #turnTokenLimit: number;
 

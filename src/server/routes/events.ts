@@ -14,7 +14,9 @@ import { importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
-import type { ExportQuery, Store, StoredEvent } from '../../store/store.ts';
+import type { ExportQuery, FactStore, StoredEvent } from '../../store/fact-store.ts';
+import type { RegistryStore } from '../../store/registry-store.ts';
+import type { ResumeStore } from '../../store/resume-store.ts';
 import { parseImportLines } from '../import-lines.ts';
 import type { RequestLimits } from '../rate-limits.ts';
 import {
@@ -33,13 +35,16 @@ const NDJSON = 'application/x-ndjson';
 
 const PAGE = 1000;
 
+/** What an export reads and an import writes besides the engine: events, registry versions, resume records. */
+type BackupStore = FactStore & RegistryStore & ResumeStore;
+
 /**
  * Event lines page by page from `first` (the first page, read before the answer starts so that a
  * refused `since` is a 400, not a cut stream); before a tenant's first event, its registry versions
  * (an import restores them).
  */
 async function* exportLines(
-  store: Store,
+  store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
   first: StoredEvent[],
 ): AsyncGenerator<string> {
@@ -58,7 +63,7 @@ async function* exportLines(
 }
 
 async function* eventExportLines(
-  store: Store,
+  store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
   first: StoredEvent[],
 ): AsyncGenerator<string> {
@@ -84,7 +89,7 @@ async function* eventExportLines(
 export async function eventRoutes(
   app: FastifyInstance,
   opts: {
-    store: Store;
+    store: BackupStore;
     engine: MemoryEngine;
     registries: RegistryBook;
     clock: Clock;

@@ -8,7 +8,7 @@ import { reachesTenant } from '../../auth/auth-context.ts';
 import type { KeyService } from '../../auth/key-service.ts';
 import type { Clock } from '../../common/clock.ts';
 import { forbidden, invalidRequest, notFound } from '../../common/errors.ts';
-import type { Store } from '../../store/store.ts';
+import type { KeyStore } from '../../store/key-store.ts';
 import { iso } from '../schemas/common.ts';
 import {
   createKeyBody,
@@ -21,7 +21,7 @@ import {
 import { keyJson, whoamiJson } from '../wire.ts';
 import type { ZodTypeProvider } from '../zod-routes.ts';
 
-export async function keyRoutes(app: FastifyInstance, opts: { keys: KeyService; store: Store; clock: Clock }) {
+export async function keyRoutes(app: FastifyInstance, opts: { keys: KeyService; store: KeyStore; clock: Clock }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get('/v1/whoami', { schema: { summary: 'What this key is', response: { 200: whoamiAnswer } } }, async (req) =>
     whoamiJson(req.auth),

@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { unauthenticated, unavailable } from '../../common/errors.ts';
-import type { Store } from '../../store/store.ts';
+import type { StoreLifecycle } from '../../store/store-lifecycle.ts';
 import type { MemoryMetrics } from '../metrics.ts';
 
 const text = (description: string) => ({ description, content: { 'text/plain': { schema: z.string() } } });
@@ -16,7 +16,7 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 
 export async function opsRoutes(
   app: FastifyInstance,
-  opts: { store: Store; metrics: MemoryMetrics; metricsToken?: string },
+  opts: { store: StoreLifecycle; metrics: MemoryMetrics; metricsToken?: string },
 ) {
   const expected = opts.metricsToken ? digest(`Bearer ${opts.metricsToken}`) : null;
   const config = { public: true };

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { NAME_PATTERN } from '../../auth/auth-context.ts';
-import type { PredicateDef } from '../../store/store.ts';
+import type { PredicateDef } from '../../store/registry-store.ts';
 import { namespaceText } from './common.ts';
 
 /** A tenant name (lower-case, as in keys and namespaces). */

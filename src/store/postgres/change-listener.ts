@@ -6,7 +6,7 @@
  * back-off and then reports `resync`, since notifications sent meanwhile are lost: caches flush.
  */
 import pg from 'pg';
-import type { StoreChange } from '../store.ts';
+import type { StoreChange } from '../store-lifecycle.ts';
 
 /** The NOTIFY channel. */
 export const CHANGES_CHANNEL = 'tether_changes';

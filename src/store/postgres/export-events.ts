@@ -5,8 +5,8 @@
  * batches of several replicas commit out of id order. Called by `PostgresStore.exportEvents`.
  */
 import { invalidRequest } from '../../common/errors.ts';
-import { type EventRow, rowToEvent } from '../sqlite/rows.ts';
-import type { ExportQuery, StoredEvent } from '../store.ts';
+import { type EventRow, rowToEvent } from '../event-rows.ts';
+import type { ExportQuery, StoredEvent } from '../fact-store.ts';
 import { E, type Queryable, whereTerms } from './queries.ts';
 
 /**

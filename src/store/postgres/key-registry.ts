@@ -4,24 +4,28 @@
  * transaction's). A revocation notifies the other replicas in the same statement, so it is told
  * exactly when it commits. Used by `PostgresStore`.
  */
-import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from '../sqlite/rows.ts';
+
+import {
+  KEY_COLUMNS,
+  type KeyRow,
+  keyFromRow,
+  keyValues,
+  type RegistryRow,
+  registryVersionFromRow,
+} from '../key-registry-rows.ts';
+import type { KeyRecord } from '../key-store.ts';
+import type { RegistryVersion } from '../registry-store.ts';
 import { StaleRegistryError } from '../stale-registry.ts';
-import type { KeyRecord, RegistryVersion } from '../store.ts';
 import { CHANGES_CHANNEL } from './change-listener.ts';
 import { registryKey } from './locks.ts';
 import type { Queryable } from './queries.ts';
 
 export async function readRegistryVersions(db: Queryable, tenant: string): Promise<RegistryVersion[]> {
-  const res = await db.query<{ id: string; tenant: string; recorded_at: number; predicates: string }>(
+  const res = await db.query<RegistryRow>(
     'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = $1 ORDER BY recorded_at, id',
     [tenant],
   );
-  return res.rows.map((r) => ({
-    id: r.id,
-    tenant: r.tenant,
-    recordedAt: r.recorded_at,
-    predicates: JSON.parse(r.predicates),
-  }));
+  return res.rows.map(registryVersionFromRow);
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { FactRef } from '../store.ts';
+import type { FactRef } from '../fact-store.ts';
 
 /** Most per-fact locks one write takes in one namespace before it locks the namespace instead. */
 export const FACTS_PER_NAMESPACE = 1024;

@@ -4,8 +4,8 @@
  * facts' logs page by page in fold order, capped counts, and the facts of a namespace by a loose
  * index scan. Each is one statement whose work is bounded by its limit, not by the facts' sizes.
  */
+import { type EventRow, rowToEvent } from '../event-rows.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
-import { type EventRow, rowToEvent } from '../sqlite/rows.ts';
 import type { FactKey, StoredEvent } from '../store.ts';
 import { E, type Queryable } from './queries.ts';
 

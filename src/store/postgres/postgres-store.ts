@@ -7,27 +7,7 @@
  * clients as 503 `unavailable`. Holds no memory semantics; picked by the CLI.
  */
 import pg from 'pg';
-import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
-import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
-  Fence,
-  Fenced,
-  LeaseAcquire,
-  LeaseRecord,
-  MilestoneRecord,
-  OutputInfo,
-  OutputRecord,
-  PointerRecord,
-  ResumeExportQuery,
-  ResumeRecordLine,
-  ResumeWrite,
-  ResumeWriteResult,
-  TurnQuery,
-  TurnRecord,
-  WorkingStateRecord,
-} from '../resume-types.ts';
-import type {
-  AppendRegistryOptions,
   BeliefChange,
   BeliefQuery,
   CurrentBelief,
@@ -39,13 +19,17 @@ import type {
   FactReader,
   FactWrite,
   FactWriteScope,
-  KeyRecord,
-  RegistryVersion,
   SearchHit,
-  Store,
-  StoreChange,
   StoredEvent,
-} from '../store.ts';
+} from '../fact-store.ts';
+import type { KeyStore } from '../key-store.ts';
+import type { LeaseStore } from '../lease-store.ts';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { AppendRegistryOptions, RegistryStore, RegistryVersion } from '../registry-store.ts';
+import type { ResumeStore } from '../resume-store.ts';
+import type { ResumeExportQuery, ResumeRecordLine } from '../resume-types.ts';
+import type { Store } from '../store.ts';
+import type { StoreChange } from '../store-lifecycle.ts';
 import { ChangeListener, notifyChange } from './change-listener.ts';
 import {
   hostPort,
@@ -307,10 +291,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  // Registry versions and keys: key-registry.ts.
-  registryVersions(tenant: string): Promise<RegistryVersion[]> {
-    return this.#read((db) => readRegistryVersions(db, tenant));
-  }
+  // The other ports delegate (key-registry.ts, resume-tables.ts): typed by the port, each line the whole
+  // method; failures mapped as every other call.
+  readonly registryVersions: RegistryStore['registryVersions'] = (tenant) =>
+    this.#read((db) => readRegistryVersions(db, tenant));
   async appendRegistryVersion(version: RegistryVersion, options?: AppendRegistryOptions): Promise<RegistryVersion> {
     return this.#tx(async (c) => {
       const stored = await insertRegistryVersion(c, version, options?.later);
@@ -318,74 +302,38 @@ export class PostgresStore implements Store {
       return stored;
     });
   }
-  insertKey(key: KeyRecord): Promise<void> {
-    return this.#read((db) => insertKeyRow(db, key));
-  }
-  getKey(id: string): Promise<KeyRecord | null> {
-    return this.#read((db) => readKey(db, id));
-  }
-  listKeys(tenant: string): Promise<KeyRecord[]> {
-    return this.#read((db) => readKeys(db, tenant));
-  }
-  deleteExpiredKeys(before: number): Promise<number> {
-    return this.#read((db) => deleteExpired(db, before));
-  }
-  revokeKey(id: string, at: number): Promise<boolean> {
-    return this.#read((db) => revokeKeyRow(db, id, at));
-  }
+  readonly insertKey: KeyStore['insertKey'] = (key) => this.#read((db) => insertKeyRow(db, key));
+  readonly getKey: KeyStore['getKey'] = (id) => this.#read((db) => readKey(db, id));
+  readonly listKeys: KeyStore['listKeys'] = (tenant) => this.#read((db) => readKeys(db, tenant));
+  readonly deleteExpiredKeys: KeyStore['deleteExpiredKeys'] = (before) => this.#read((db) => deleteExpired(db, before));
+  readonly revokeKey: KeyStore['revokeKey'] = (id, at) => this.#read((db) => revokeKeyRow(db, id, at));
 
-  // Leases and resume records: resume-tables.ts; failures mapped as every other call.
-  acquireLease(r: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire> {
-    return this.#read(() => this.#resume.acquire(r));
-  }
-  renewLease(fence: Fence, ttlMs: number): Promise<Fenced<LeaseRecord>> {
-    return this.#read(() => this.#resume.renew(fence, ttlMs));
-  }
-  releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>> {
-    return this.#read(() => this.#resume.release(fence));
-  }
-  getLease(namespace: string): Promise<LeaseRecord | null> {
-    return this.#read(() => this.#resume.lease(namespace));
-  }
-  writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>> {
-    return this.#read(() => this.#resume.write(fence, writes));
-  }
-  importResume(records: ResumeRecordLine[]): Promise<number> {
-    return this.#read(() => this.#resume.import(records));
-  }
-  workingState(namespace: string): Promise<WorkingStateRecord | null> {
-    return this.#read(() => this.#resume.workingState(namespace));
-  }
-  workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
-    return this.#read(() => this.#resume.workingStateHistory(namespace, limit, beforeVersion));
-  }
-  milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]> {
-    return this.#read(() => this.#resume.milestones(namespace, limit, beforeSeq));
-  }
-  turns(query: TurnQuery): Promise<TurnRecord[]> {
-    return this.#read(() => this.#resume.turns(query));
-  }
-  countTurns(namespace: string): Promise<number> {
-    return this.#read(() => this.#resume.count('turns', namespace));
-  }
-  output(namespace: string, ref: string): Promise<OutputRecord | null> {
-    return this.#read(() => this.#resume.output(namespace, ref));
-  }
-  outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]> {
-    return this.#read(() => this.#resume.outputs(namespace, limit, beforeRef));
-  }
-  countOutputs(namespace: string): Promise<number> {
-    return this.#read(() => this.#resume.count('outputs', namespace));
-  }
-  pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]> {
-    return this.#read(() => this.#resume.pointers(namespace, limit, afterName));
-  }
-  checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
-    return this.#read(() => this.#resume.checkpoints(query));
-  }
-  checkpointWrites(namespace: string, keys: CheckpointKey[]): Promise<CheckpointWriteRecord[]> {
-    return this.#read(() => this.#resume.checkpointWrites(namespace, keys));
-  }
+  readonly acquireLease: LeaseStore['acquireLease'] = (r) => this.#read(() => this.#resume.acquire(r));
+  readonly renewLease: LeaseStore['renewLease'] = (fence, ttlMs) => this.#read(() => this.#resume.renew(fence, ttlMs));
+  readonly releaseLease: LeaseStore['releaseLease'] = (fence) => this.#read(() => this.#resume.release(fence));
+  readonly getLease: LeaseStore['getLease'] = (namespace) => this.#read(() => this.#resume.lease(namespace));
+  readonly writeResume: ResumeStore['writeResume'] = (fence, writes) =>
+    this.#read(() => this.#resume.write(fence, writes));
+  readonly importResume: ResumeStore['importResume'] = (records) => this.#read(() => this.#resume.import(records));
+  readonly workingState: ResumeStore['workingState'] = (namespace) =>
+    this.#read(() => this.#resume.workingState(namespace));
+  readonly workingStateHistory: ResumeStore['workingStateHistory'] = (namespace, limit, beforeVersion) =>
+    this.#read(() => this.#resume.workingStateHistory(namespace, limit, beforeVersion));
+  readonly milestones: ResumeStore['milestones'] = (namespace, limit, beforeSeq) =>
+    this.#read(() => this.#resume.milestones(namespace, limit, beforeSeq));
+  readonly turns: ResumeStore['turns'] = (query) => this.#read(() => this.#resume.turns(query));
+  readonly countTurns: ResumeStore['countTurns'] = (namespace) =>
+    this.#read(() => this.#resume.count('turns', namespace));
+  readonly output: ResumeStore['output'] = (namespace, ref) => this.#read(() => this.#resume.output(namespace, ref));
+  readonly outputs: ResumeStore['outputs'] = (namespace, limit, beforeRef) =>
+    this.#read(() => this.#resume.outputs(namespace, limit, beforeRef));
+  readonly countOutputs: ResumeStore['countOutputs'] = (namespace) =>
+    this.#read(() => this.#resume.count('outputs', namespace));
+  readonly pointers: ResumeStore['pointers'] = (namespace, limit, afterName) =>
+    this.#read(() => this.#resume.pointers(namespace, limit, afterName));
+  readonly checkpoints: ResumeStore['checkpoints'] = (query) => this.#read(() => this.#resume.checkpoints(query));
+  readonly checkpointWrites: ResumeStore['checkpointWrites'] = (namespace, keys) =>
+    this.#read(() => this.#resume.checkpointWrites(namespace, keys));
   async *exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
     try {
       yield* this.#resume.export(query);

@@ -6,14 +6,14 @@
  * statement's cost in round trips does not grow with the batch.
  */
 import type pg from 'pg';
+import { type BeliefRow, type EventRow, eventToRow, rowToBelief, rowToEvent } from '../event-rows.ts';
+import type { BeliefChange, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../fact-store.ts';
 import { indexWords } from '../index-words.ts';
-import { type BeliefRow, type EventRow, eventToRow, rowToBelief, rowToEvent } from '../sqlite/rows.ts';
-import type { BeliefChange, FactHead, FactHeadRequest, FactKey, StoredEvent } from '../store.ts';
 
 /** Anything that runs a query: the pool or a transaction's client. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
-/** The event columns (not `seq`, not `words`), `e.`-qualified; rows map with the SQLite row mapper. */
+/** The event columns (not `seq`, not `words`), `e.`-qualified; rows map with `event-rows.ts`. */
 export const EVENT_COLUMNS = [
   'id',
   'namespace',

@@ -8,6 +8,19 @@
  */
 import type pg from 'pg';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import { namespacesOfWrite, RESUME_TABLES } from '../resume-namespaces.ts';
+import {
+  type LeaseRow,
+  leaseFromRow,
+  milestoneFromRow,
+  type OutputRow,
+  outputFromRow,
+  pointerArgs,
+  pointerFromRow,
+  stateFields,
+  turnFromRow,
+  workingStateFromRow,
+} from '../resume-rows.ts';
 import type {
   Fence,
   Fenced,
@@ -25,18 +38,6 @@ import type {
   TurnRecord,
   WorkingStateRecord,
 } from '../resume-types.ts';
-import {
-  type LeaseRow,
-  leaseFromRow,
-  milestoneFromRow,
-  type OutputRow,
-  outputFromRow,
-  pointerFromRow,
-  stateFields,
-  turnFromRow,
-  workingStateFromRow,
-} from '../sqlite/resume-rows.ts';
-import { namespacesOfWrite, pointerArgs, RESUME_TABLES } from '../sqlite/resume-tables.ts';
 import {
   applyCheckpointWrite,
   exportCheckpoints,

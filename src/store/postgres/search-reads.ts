@@ -4,9 +4,10 @@
  * text search (fold after search) and matching events, as functions over a client. Called by
  * `PostgresStore`; writes are in `queries.ts`.
  */
+
+import { type BeliefRow, rowToBelief } from '../event-rows.ts';
+import type { BeliefQuery, CurrentBelief, SearchHit } from '../fact-store.ts';
 import { indexTerms } from '../index-words.ts';
-import { type BeliefRow, rowToBelief } from '../sqlite/rows.ts';
-import type { BeliefQuery, CurrentBelief, SearchHit } from '../store.ts';
 import { E, type Queryable, whereTerms } from './queries.ts';
 
 /** Current beliefs of a query, by subject, predicate, observed time and event id. */

@@ -3,7 +3,7 @@
  * WHERE terms of the SQLite store's queries: `conditions` keeps the terms whose value is given, and
  * `beliefFilters` is a belief query's (shared by the recall and search statements).
  */
-import type { BeliefQuery } from '../store.ts';
+import type { BeliefQuery } from '../fact-store.ts';
 
 /** The terms (`col = ?`, `id > ?`, …) whose value is not undefined, with their args in the same order. */
 export function conditions(terms: readonly [string, unknown][]): { where: string[]; args: unknown[] } {

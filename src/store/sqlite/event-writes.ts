@@ -4,10 +4,10 @@
  * once the transaction committed) and belief-projection changes. Run inside the store's transactions.
  */
 import type Database from 'better-sqlite3';
-import type { BeliefChange, StoredEvent } from '../store.ts';
+import { eventToRow } from '../event-rows.ts';
+import type { BeliefChange, StoredEvent } from '../fact-store.ts';
 import { ftsBody } from './fts.ts';
 import type { FtsSource } from './fts-queue.ts';
-import { eventToRow } from './rows.ts';
 
 type Sql = (text: string) => Database.Statement;
 

@@ -5,9 +5,9 @@
  * read pool instead (read-queries.ts). Called by SqliteStore, inside its read transaction where it has one.
  */
 import type Database from 'better-sqlite3';
-import type { FactHead, FactHeadRequest, FactKey, FactQuery, StoredEvent } from '../store.ts';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../event-rows.ts';
+import type { FactHead, FactHeadRequest, FactKey, FactQuery, StoredEvent } from '../fact-store.ts';
 import { conditions } from './belief-filters.ts';
-import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
 
 /** The store's cached statement of a SQL text. */
 export type Sql = (text: string) => Database.Statement;

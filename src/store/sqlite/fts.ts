@@ -3,8 +3,9 @@
  * How the SQLite driver fills and queries its FTS5 index: the prefixed words of `store/index-words.ts`
  * (shared with the PostgreSQL driver) as the body, and a MATCH of every prefixed term.
  */
+
+import type { StoredEvent } from '../fact-store.ts';
 import { indexTerms, indexWords } from '../index-words.ts';
-import type { StoredEvent } from '../store.ts';
 
 /** The indexed text of an event: its subject, predicate, value and evidence as prefixed words. */
 export function ftsBody(e: StoredEvent): string {

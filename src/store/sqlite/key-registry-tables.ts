@@ -4,8 +4,16 @@
  * `sqlite-store.ts` wraps each call (writes wait for a running purge VACUUM there). Like `resume-tables.ts`.
  */
 import type Database from 'better-sqlite3';
-import type { KeyRecord, RegistryVersion } from '../store.ts';
-import { KEY_COLUMNS, type KeyRow, keyFromRow, keyValues } from './rows.ts';
+import {
+  KEY_COLUMNS,
+  type KeyRow,
+  keyFromRow,
+  keyValues,
+  type RegistryRow,
+  registryVersionFromRow,
+} from '../key-registry-rows.ts';
+import type { KeyRecord } from '../key-store.ts';
+import type { RegistryVersion } from '../registry-store.ts';
 
 /** Keys and registry versions over one connection's cached statements. */
 export class SqliteKeyRegistryTables {
@@ -18,13 +26,8 @@ export class SqliteKeyRegistryTables {
   registryVersions(tenant: string): RegistryVersion[] {
     const rows = this.#sql(
       'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE tenant = ? ORDER BY recorded_at, id',
-    ).all(tenant) as { id: string; tenant: string; recorded_at: number; predicates: string }[];
-    return rows.map((r) => ({
-      id: r.id,
-      tenant: r.tenant,
-      recordedAt: r.recorded_at,
-      predicates: JSON.parse(r.predicates),
-    }));
+    ).all(tenant) as RegistryRow[];
+    return rows.map(registryVersionFromRow);
   }
 
   /** Inserts a version; `later` moves its time past the tenant's newest (one statement: atomic). */

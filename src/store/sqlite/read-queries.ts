@@ -6,11 +6,11 @@
  * read-only connection: the same statements answer either way. Synchronous; no writes here.
  */
 import type Database from 'better-sqlite3';
+import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../event-rows.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type { BeliefQuery, CurrentBelief, ExportQuery, FactKey, SearchHit, StoredEvent } from '../store.ts';
 import { beliefFilters, conditions } from './belief-filters.ts';
 import { ftsMatch } from './fts.ts';
-import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from './rows.ts';
 
 /** Before any event (fold order) and after any: the bounds of a log read without cursor or as_of. */
 const FIRST = { observedAt: -9e15, retraction: false, id: '' };

@@ -6,8 +6,24 @@
  * the data folder's lock keeps other processes out. Used by `SqliteStore`, which delegates to it.
  */
 import type Database from 'better-sqlite3';
-import { CHECKPOINT_TABLES } from '../checkpoint-sql.ts';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
+import { namespacesOfWrite, RESUME_TABLES } from '../resume-namespaces.ts';
+import {
+  type LeaseRow,
+  leaseFromRow,
+  type MilestoneRow,
+  milestoneFromRow,
+  type OutputRow,
+  outputFromRow,
+  type PointerRow,
+  pointerArgs,
+  pointerFromRow,
+  stateFields,
+  type TurnRow,
+  turnFromRow,
+  type WorkingStateRow,
+  workingStateFromRow,
+} from '../resume-rows.ts';
 import type {
   Fence,
   Fenced,
@@ -26,35 +42,9 @@ import type {
   WorkingStateRecord,
 } from '../resume-types.ts';
 import { SqliteCheckpointTables } from './checkpoint-tables.ts';
-import {
-  type LeaseRow,
-  leaseFromRow,
-  type MilestoneRow,
-  milestoneFromRow,
-  type OutputRow,
-  outputFromRow,
-  type PointerRow,
-  pointerFromRow,
-  stateFields,
-  type TurnRow,
-  turnFromRow,
-  type WorkingStateRow,
-  workingStateFromRow,
-} from './resume-rows.ts';
 
 /** Rows per page of an export. */
 const EXPORT_PAGE = 500;
-
-/** The tables of schema 005 that belong to a namespace (the purge erases each). */
-export const RESUME_TABLES = [
-  'leases',
-  'working_states',
-  'milestones',
-  'turns',
-  'outputs',
-  'pointers',
-  ...CHECKPOINT_TABLES,
-] as const;
 
 /** A refusal of a fenced call, carrying the lease as it stands. */
 class Refused extends Error {
@@ -393,33 +383,6 @@ export class SqliteResumeTables {
     }
     yield* this.#checkpoints.export(scope);
   }
-}
-
-/** The namespaces a write touches. */
-export function namespacesOfWrite(w: ResumeWrite): string[] {
-  switch (w.kind) {
-    case 'working_state':
-      return [w.state.namespace];
-    case 'milestone':
-      return [w.milestone.namespace];
-    case 'turn':
-      return w.output ? [w.turn.namespace, w.output.namespace] : [w.turn.namespace];
-    case 'output':
-      return [w.output.namespace];
-    case 'put_pointer':
-      return [w.pointer.namespace];
-    case 'delete_pointer':
-    case 'delete_thread':
-      return [w.namespace];
-    case 'put_checkpoint':
-      return [w.checkpoint.namespace];
-    case 'put_checkpoint_writes':
-      return [w.namespace, ...w.writes.map((x) => x.namespace)];
-  }
-}
-
-export function pointerArgs(p: PointerRecord): unknown[] {
-  return [p.namespace, p.name, p.type, JSON.stringify(p.fields), p.note, p.updatedAt, p.epoch];
 }
 
 /**

@@ -6,27 +6,8 @@
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
-import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
-import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import { type EventRow, rowToEvent } from '../event-rows.ts';
 import type {
-  Fence,
-  Fenced,
-  LeaseAcquire,
-  LeaseRecord,
-  MilestoneRecord,
-  OutputInfo,
-  OutputRecord,
-  PointerRecord,
-  ResumeExportQuery,
-  ResumeRecordLine,
-  ResumeWrite,
-  ResumeWriteResult,
-  TurnQuery,
-  TurnRecord,
-  WorkingStateRecord,
-} from '../resume-types.ts';
-import type {
-  AppendRegistryOptions,
   BeliefChange,
   BeliefQuery,
   CurrentBelief,
@@ -38,12 +19,15 @@ import type {
   FactReader,
   FactWrite,
   FactWriteScope,
-  KeyRecord,
-  RegistryVersion,
   SearchHit,
-  Store,
   StoredEvent,
-} from '../store.ts';
+} from '../fact-store.ts';
+import type { KeyStore } from '../key-store.ts';
+import type { LeaseStore } from '../lease-store.ts';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { RegistryStore } from '../registry-store.ts';
+import type { ResumeStore } from '../resume-store.ts';
+import type { Store } from '../store.ts';
 import { conditions } from './belief-filters.ts';
 import { type Checkpointer, startCheckpointer } from './checkpointer.ts';
 import { openConnection } from './connection.ts';
@@ -57,7 +41,6 @@ import { deleteNamespaceRows, vacuumAfterPurge } from './purge.ts';
 import { ReadPool } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
-import { type EventRow, rowToEvent } from './rows.ts';
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -322,95 +305,56 @@ export class SqliteStore implements Store {
     return this.#vacuuming !== null;
   }
 
-  // Keys and registry versions: key-registry-tables.ts.
-  async registryVersions(tenant: string): Promise<RegistryVersion[]> {
-    return this.#keys.registryVersions(tenant);
-  }
-  async appendRegistryVersion(version: RegistryVersion, options?: AppendRegistryOptions): Promise<RegistryVersion> {
+  // The other ports delegate to the tables' classes: typed by the port, so each line is the whole method.
+  // Keys and registry versions (key-registry-tables.ts): writes wait out a purge's VACUUM.
+  readonly registryVersions: RegistryStore['registryVersions'] = async (tenant) => this.#keys.registryVersions(tenant);
+  readonly appendRegistryVersion: RegistryStore['appendRegistryVersion'] = (version, options) =>
+    this.#afterVacuum(() => this.#keys.appendRegistryVersion(version, options?.later));
+  readonly insertKey: KeyStore['insertKey'] = (key) => this.#afterVacuum(() => this.#keys.insertKey(key));
+  readonly getKey: KeyStore['getKey'] = async (id) => this.#keys.getKey(id);
+  readonly listKeys: KeyStore['listKeys'] = async (tenant) => this.#keys.listKeys(tenant);
+  readonly deleteExpiredKeys: KeyStore['deleteExpiredKeys'] = (before) =>
+    this.#afterVacuum(() => this.#keys.deleteExpiredKeys(before));
+  readonly revokeKey: KeyStore['revokeKey'] = (id, at) => this.#afterVacuum(() => this.#keys.revokeKey(id, at));
+
+  // Leases and resume records (resume-tables.ts): writes wait out a purge's VACUUM and note the checkpointer.
+  readonly acquireLease: LeaseStore['acquireLease'] = (r) => this.#resumeWrite(() => this.#resume.acquire(r));
+  readonly renewLease: LeaseStore['renewLease'] = (fence, ttlMs) =>
+    this.#resumeWrite(() => this.#resume.renew(fence, ttlMs));
+  readonly releaseLease: LeaseStore['releaseLease'] = (fence) => this.#resumeWrite(() => this.#resume.release(fence));
+  readonly getLease: LeaseStore['getLease'] = async (namespace) => this.#resume.lease(namespace);
+  readonly writeResume: ResumeStore['writeResume'] = (fence, writes) =>
+    this.#resumeWrite(() => this.#resume.write(fence, writes));
+  readonly importResume: ResumeStore['importResume'] = (records) =>
+    this.#resumeWrite(() => this.#resume.import(records));
+  readonly workingState: ResumeStore['workingState'] = async (namespace) => this.#resume.workingState(namespace);
+  readonly workingStateHistory: ResumeStore['workingStateHistory'] = async (namespace, limit, beforeVersion) =>
+    this.#resume.workingStateHistory(namespace, limit, beforeVersion);
+  readonly milestones: ResumeStore['milestones'] = async (namespace, limit, beforeSeq) =>
+    this.#resume.milestones(namespace, limit, beforeSeq);
+  readonly turns: ResumeStore['turns'] = async (query) => this.#resume.turns(query);
+  readonly countTurns: ResumeStore['countTurns'] = async (namespace) => this.#resume.countTurns(namespace);
+  readonly output: ResumeStore['output'] = async (namespace, ref) => this.#resume.output(namespace, ref);
+  readonly outputs: ResumeStore['outputs'] = async (namespace, limit, beforeRef) =>
+    this.#resume.outputs(namespace, limit, beforeRef);
+  readonly countOutputs: ResumeStore['countOutputs'] = async (namespace) => this.#resume.countOutputs(namespace);
+  readonly pointers: ResumeStore['pointers'] = async (namespace, limit, afterName) =>
+    this.#resume.pointers(namespace, limit, afterName);
+  readonly checkpoints: ResumeStore['checkpoints'] = async (query) => this.#resume.checkpoints(query);
+  readonly checkpointWrites: ResumeStore['checkpointWrites'] = async (namespace, keys) =>
+    this.#resume.checkpointWrites(namespace, keys);
+  readonly exportResume: ResumeStore['exportResume'] = (query) => this.#resume.export(query);
+
+  /** Runs a write of keys or registry versions once no purge's VACUUM runs. */
+  async #afterVacuum<T>(write: () => T): Promise<T> {
     while (this.#vacuuming) await this.#vacuuming;
-    return this.#keys.appendRegistryVersion(version, options?.later);
-  }
-  async insertKey(key: KeyRecord): Promise<void> {
-    while (this.#vacuuming) await this.#vacuuming;
-    this.#keys.insertKey(key);
-  }
-  async getKey(id: string): Promise<KeyRecord | null> {
-    return this.#keys.getKey(id);
-  }
-  async listKeys(tenant: string): Promise<KeyRecord[]> {
-    return this.#keys.listKeys(tenant);
-  }
-  async deleteExpiredKeys(before: number): Promise<number> {
-    while (this.#vacuuming) await this.#vacuuming;
-    return this.#keys.deleteExpiredKeys(before);
-  }
-  async revokeKey(id: string, at: number): Promise<boolean> {
-    while (this.#vacuuming) await this.#vacuuming;
-    return this.#keys.revokeKey(id, at);
+    return write();
   }
 
-  // Leases and resume records: resume-tables.ts. Writes note the checkpointer like event writes.
-  async acquireLease(r: { namespace: string; holder: string; ttlMs: number; now: number }): Promise<LeaseAcquire> {
+  /** Runs a lease or resume write once no purge's VACUUM runs, then tells the checkpointer (like event writes). */
+  async #resumeWrite<T>(write: () => T): Promise<T> {
     while (this.#vacuuming) await this.#vacuuming;
-    return this.#wrote(this.#resume.acquire(r));
-  }
-  async renewLease(fence: Fence, ttlMs?: number): Promise<Fenced<LeaseRecord>> {
-    while (this.#vacuuming) await this.#vacuuming;
-    return this.#wrote(this.#resume.renew(fence, ttlMs));
-  }
-  async releaseLease(fence: Fence): Promise<Fenced<LeaseRecord>> {
-    while (this.#vacuuming) await this.#vacuuming;
-    return this.#wrote(this.#resume.release(fence));
-  }
-  async getLease(namespace: string): Promise<LeaseRecord | null> {
-    return this.#resume.lease(namespace);
-  }
-  async writeResume(fence: Fence, writes: ResumeWrite[]): Promise<Fenced<ResumeWriteResult[]>> {
-    while (this.#vacuuming) await this.#vacuuming;
-    return this.#wrote(this.#resume.write(fence, writes));
-  }
-  async importResume(records: ResumeRecordLine[]): Promise<number> {
-    while (this.#vacuuming) await this.#vacuuming;
-    return this.#wrote(this.#resume.import(records));
-  }
-  async workingState(namespace: string): Promise<WorkingStateRecord | null> {
-    return this.#resume.workingState(namespace);
-  }
-  async workingStateHistory(namespace: string, limit: number, beforeVersion?: number): Promise<WorkingStateRecord[]> {
-    return this.#resume.workingStateHistory(namespace, limit, beforeVersion);
-  }
-  async milestones(namespace: string, limit: number, beforeSeq?: number): Promise<MilestoneRecord[]> {
-    return this.#resume.milestones(namespace, limit, beforeSeq);
-  }
-  async turns(query: TurnQuery): Promise<TurnRecord[]> {
-    return this.#resume.turns(query);
-  }
-  async countTurns(namespace: string): Promise<number> {
-    return this.#resume.countTurns(namespace);
-  }
-  async output(namespace: string, ref: string): Promise<OutputRecord | null> {
-    return this.#resume.output(namespace, ref);
-  }
-  async outputs(namespace: string, limit: number, beforeRef?: string): Promise<OutputInfo[]> {
-    return this.#resume.outputs(namespace, limit, beforeRef);
-  }
-  async countOutputs(namespace: string): Promise<number> {
-    return this.#resume.countOutputs(namespace);
-  }
-  async pointers(namespace: string, limit: number, afterName?: string): Promise<PointerRecord[]> {
-    return this.#resume.pointers(namespace, limit, afterName);
-  }
-  async checkpoints(query: CheckpointQuery): Promise<CheckpointRecord[]> {
-    return this.#resume.checkpoints(query);
-  }
-  async checkpointWrites(namespace: string, keys: CheckpointKey[]): Promise<CheckpointWriteRecord[]> {
-    return this.#resume.checkpointWrites(namespace, keys);
-  }
-  exportResume(query: ResumeExportQuery): AsyncIterable<ResumeRecordLine> {
-    return this.#resume.export(query);
-  }
-  /** Tells the checkpointer a write happened, then gives `value` back. */
-  #wrote<T>(value: T): T {
+    const value = write();
     this.#checkpointer?.noteWrite();
     return value;
   }
@@ -441,5 +385,3 @@ export class SqliteStore implements Store {
     }
   }
 }
-
-/** The larger of two optional times. */

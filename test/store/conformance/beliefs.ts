@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { Replaced, Store } from '../../../src/store/store.ts';
+import type { Replaced } from '../../../src/store/fact-store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { beliefIds, changeOf, freshNamespace, freshTenant, heldAll, ids, makeEvent } from './helpers.ts';
 
 /**

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { compareEvents } from '../../../src/memory/fold.ts';
+import type { FactKey, StoredEvent } from '../../../src/store/fact-store.ts';
 import type { LogPosition } from '../../../src/store/log-reads.ts';
-import type { FactKey, Store, StoredEvent } from '../../../src/store/store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { freshNamespace, ids, makeEvent } from './helpers.ts';
 
 /** Every page of `groups` read `limit` at a time, following the last event of each page. */

@@ -4,14 +4,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newEventId } from '../../../src/common/ids.ts';
-import type {
-  BeliefChange,
-  CurrentBelief,
-  KeyRecord,
-  Replaced,
-  SearchHit,
-  StoredEvent,
-} from '../../../src/store/store.ts';
+import type { BeliefChange, CurrentBelief, Replaced, SearchHit, StoredEvent } from '../../../src/store/fact-store.ts';
+import type { KeyRecord } from '../../../src/store/key-store.ts';
 
 /** A fresh tenant name, e.g. `t1a2b3c4d`. */
 export function freshTenant(): string {

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { newEventId } from '../../../src/common/ids.ts';
-import type { KeyRecord, RegistryVersion, Store } from '../../../src/store/store.ts';
+import type { KeyRecord } from '../../../src/store/key-store.ts';
+import type { RegistryVersion } from '../../../src/store/registry-store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { freshTenant, makeKey } from './helpers.ts';
 
 /**

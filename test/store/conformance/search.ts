@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { words } from '../../../src/common/words.ts';
-import type { Store, StoredEvent } from '../../../src/store/store.ts';
+import type { StoredEvent } from '../../../src/store/fact-store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { freshNamespace, freshTenant, hitIds, ids, makeEvent } from './helpers.ts';
 
 /**

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { FactHead, Store } from '../../../src/store/store.ts';
+import type { FactHead } from '../../../src/store/fact-store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { beliefIds, changeOf, freshNamespace, heldAll, ids, makeEvent } from './helpers.ts';
 
 /**

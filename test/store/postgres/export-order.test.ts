@@ -9,9 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { newEventId } from '../../../src/common/ids.ts';
+import type { ExportQuery, StoredEvent } from '../../../src/store/fact-store.ts';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
 import { insertEvents } from '../../../src/store/postgres/queries.ts';
-import type { ExportQuery, Store, StoredEvent } from '../../../src/store/store.ts';
+import type { Store } from '../../../src/store/store.ts';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 import { freshTenant, makeEvent } from '../conformance/helpers.ts';
 

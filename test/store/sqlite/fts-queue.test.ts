@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import type { StoredEvent } from '../../../src/store/fact-store.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
-import type { StoredEvent } from '../../../src/store/store.ts';
 import { freshNamespace, hitIds, makeEvent } from '../conformance/helpers.ts';
 
 const tempRoot = mkdtempSync(join(tmpdir(), 'tether-fts-queue-'));

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { eventToRow } from '../../../src/store/event-rows.ts';
 import { ftsBody } from '../../../src/store/sqlite/fts.ts';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite/migrations.ts';
-import { eventToRow } from '../../../src/store/sqlite/rows.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, makeEvent } from '../conformance/helpers.ts';
 

@@ -1,7 +1,7 @@
 /**
  * @module
- * Row <-> record mapping of the SQLite resume tables (schema 005): snake_case columns, JSON text for
- * a working state's fields and a pointer's fields.
+ * Row <-> record mapping of the resume tables, shared by the SQLite (schema 005) and PostgreSQL
+ * (schema 002) drivers: snake_case columns, JSON text for a working state's fields and a pointer's fields.
  */
 import type {
   LeaseRecord,
@@ -13,7 +13,7 @@ import type {
   TurnRole,
   WorkingStateFields,
   WorkingStateRecord,
-} from '../resume-types.ts';
+} from './resume-types.ts';
 
 export interface LeaseRow {
   namespace: string;
@@ -153,4 +153,9 @@ export function pointerFromRow(r: PointerRow): PointerRecord {
     updatedAt: r.updated_at,
     epoch: r.epoch,
   };
+}
+
+/** A pointer's values in the `pointers` columns' order: namespace, name, type, fields, note, updated_at, epoch. */
+export function pointerArgs(p: PointerRecord): unknown[] {
+  return [p.namespace, p.name, p.type, JSON.stringify(p.fields), p.note, p.updatedAt, p.epoch];
 }

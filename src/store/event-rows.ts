@@ -1,25 +1,31 @@
 /**
  * @module
- * Row <-> record mapping for the SQLite driver (column names are snake_case, records camelCase).
+ * Row <-> record mapping of the `events` and `beliefs` tables, shared by the SQLite and PostgreSQL
+ * drivers (both lay the columns out alike: snake_case columns, camelCase records, JSON text values).
  */
-import type { CurrentBelief, KeyRecord, StoredEvent } from '../store.ts';
+import type { CurrentBelief, StoredEvent } from './fact-store.ts';
 
 /** An `events` row. */
 export interface EventRow {
+  /** Insertion order, set by the database; absent on a row about to be inserted. */
   seq?: number;
   id: string;
   namespace: string;
   tenant: string;
   subject: string;
   predicate: string;
+  /** The value as JSON text; null for a blanket retraction. */
   value: string | null;
   value_key: string | null;
+  /** 1 for a retraction, 0 for an assertion. */
   retraction: number;
   kind: string | null;
   confidence: number;
   source: string | null;
   evidence: string | null;
+  /** Epoch ms. */
   observed_at: number;
+  /** Epoch ms. */
   recorded_at: number;
   actor_agent: string | null;
   actor_session: string | null;
@@ -28,26 +34,13 @@ export interface EventRow {
 
 /** An `events` row joined with its `beliefs` row. */
 export interface BeliefRow extends EventRow {
+  /** JSON text of the `Replaced` list. */
   belief_replaced: string;
 }
 
 /** A current belief from a joined row. */
 export function rowToBelief(r: BeliefRow): CurrentBelief {
   return { event: rowToEvent(r), replaced: JSON.parse(r.belief_replaced) };
-}
-
-/** A `keys` row. */
-export interface KeyRow {
-  id: string;
-  hash: string;
-  tenant: string;
-  agent: string | null;
-  session: string | null;
-  admin: number;
-  note: string | null;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
 }
 
 export function eventToRow(e: StoredEvent): EventRow {
@@ -90,38 +83,4 @@ export function rowToEvent(r: EventRow): StoredEvent {
     recordedAt: r.recorded_at,
     actor: { tenant: r.tenant, agent: r.actor_agent, session: r.actor_session, keyId: r.actor_key_id },
   };
-}
-
-export function keyFromRow(r: KeyRow): KeyRecord {
-  return {
-    id: r.id,
-    hash: r.hash,
-    tenant: r.tenant,
-    agent: r.agent,
-    session: r.session,
-    admin: r.admin === 1,
-    note: r.note,
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-    revokedAt: r.revoked_at,
-  };
-}
-
-/** The columns of the keys table, in the order `keyValues` gives them (both stores insert with it). */
-export const KEY_COLUMNS = 'id, hash, tenant, agent, session, admin, note, created_at, expires_at, revoked_at';
-
-/** A key's values in `KEY_COLUMNS` order. */
-export function keyValues(key: KeyRecord): unknown[] {
-  return [
-    key.id,
-    key.hash,
-    key.tenant,
-    key.agent,
-    key.session,
-    key.admin ? 1 : 0,
-    key.note,
-    key.createdAt,
-    key.expiresAt,
-    key.revokedAt,
-  ];
 }
