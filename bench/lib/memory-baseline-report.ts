@@ -30,6 +30,8 @@ export interface SideResult {
   errors: string[];
   /** Log lines at warn level or above (e.g. the event-loop lag warnings of a newer tree). */
   warnings: number;
+  /** The first of them (a JSON log line, cut). */
+  firstWarning: string;
 }
 
 /** The tolerance issue 21 and issue 24 allow against the baseline. */
@@ -115,6 +117,7 @@ export function baselineReport(
     ['this', a],
     ['baseline', b],
   ] as const) {
+    if (r.firstWarning) notes.push(`first log warning (${name}): ${r.firstWarning}`);
     if (r.errors.length > 0) notes.push(`errors (${name}): ${r.errors.join('; ')}`);
   }
   return `${head}\n${table(rows)}\n${notes.join('\n')}`;

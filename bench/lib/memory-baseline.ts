@@ -101,7 +101,14 @@ const emptyResult = (): SideResult => ({
   heapUsedMb: Number.NaN,
   errors: [],
   warnings: 0,
+  firstWarning: '',
 });
+
+function noteWarnings(r: SideResult, server: CliServer): void {
+  const w = server.warnings();
+  r.warnings += w.count;
+  r.firstWarning ||= w.first;
+}
 
 /** Which side goes first in turn `i`: swapped each time, so neither always has the quieter moment. */
 const inTurn = <T>(pair: readonly [T, T], i: number): T[] => (i % 2 === 0 ? [...pair] : [pair[1], pair[0]]);
@@ -170,7 +177,7 @@ export async function runBaselineSize(
       `${fmt(done.recall)} recalls, ${fmt(done.search)} searches, ${fmt(done.remember)} remembers (${done.errors} failed)`;
   }
   for (const side of sides) {
-    res(side).warnings += server(side).warnings();
+    noteWarnings(res(side), server(side));
     await stop(server(side));
     if (!side.postgres) res(side).dbMb = statSync(join(side.dataDir, 'tether.db')).size / 1e6;
   }
@@ -211,7 +218,7 @@ export async function runBaselineSize(
     r.rssMb = mem.rss / MB;
     r.peakMb = mem.peak / MB;
     r.heapUsedMb = (await heapFigures(server(side).url)).used / MB;
-    r.warnings += server(side).warnings();
+    noteWarnings(r, server(side));
     await stop(server(side));
   }
   return [res(sides[0]), res(sides[1])];

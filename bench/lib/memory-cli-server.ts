@@ -16,8 +16,8 @@ import { type ChildPostgres, type ChildServer, readCpuMicros, readMemory } from 
 
 /** A CLI memory server, and what its log said. */
 export interface CliServer extends ChildServer {
-  /** Log lines at warn level (40) or above so far. */
-  warnings(): number;
+  /** Log lines at warn level (40) or above so far, and the message of the first. */
+  warnings(): { count: number; first: string };
 }
 
 /** Longest a server may take to start listening (tsx compiles the sources at start). */
@@ -56,6 +56,7 @@ export async function startCliServer(o: {
   live.add(child);
   const exited = once(child, 'exit').finally(() => live.delete(child));
   let warnings = 0;
+  let firstWarning = '';
   let listening: (info: { url: string; adminKeyFile: string | null }) => void = () => {};
   const started = new Promise<{ url: string; adminKeyFile: string | null }>((resolve) => {
     listening = resolve;
@@ -76,7 +77,7 @@ export async function startCliServer(o: {
     if (entry.msg === 'memory server listening' && entry.url) {
       listening({ url: entry.url, adminKeyFile: entry.adminKeyFile ?? null });
     }
-    if ((entry.level ?? 0) >= 40) warnings++;
+    if ((entry.level ?? 0) >= 40 && warnings++ === 0) firstWarning = line.slice(0, 300);
     if ((entry.level ?? 0) >= 50) process.stderr.write(`[${o.label}] ${line}\n`);
   });
   let timer: NodeJS.Timeout | undefined;
@@ -102,7 +103,7 @@ export async function startCliServer(o: {
     adminKey,
     memory: () => readMemory(pid),
     cpuMicros: () => readCpuMicros(pid),
-    warnings: () => warnings,
+    warnings: () => ({ count: warnings, first: firstWarning }),
     stop() {
       stopped ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;
