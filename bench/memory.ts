@@ -40,7 +40,7 @@
  *   BENCH_LOAD=http              SQLite: http (the memory target's load), or import (in-process through
  *                                the engine's import: faster, but the server's RSS then says nothing of a load)
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -49,6 +49,7 @@ import { newAdminKey } from '../test/helpers/memory-replicas.ts';
 import { startPostgres, type TestPostgres } from '../test/helpers/postgres.ts';
 import { type LangGraphBaseline, openLangGraph } from './lib/langgraph-baseline.ts';
 import { baselineServers, type CompareOptions, compareMemoryBaseline } from './lib/memory-baseline.ts';
+import { isRunnableCheckout } from './lib/memory-cli-server.ts';
 import { MemoryDataset, subjectsFor } from './lib/memory-data.ts';
 import { type Phase, rememberBodies } from './lib/memory-measure.ts';
 import { type PostgresSizeResult, replicas, runPostgresSize } from './lib/memory-postgres.ts';
@@ -93,7 +94,7 @@ if (REPLICA_CPU !== undefined && !POSTGRES) throw new Error('--replica-cpu needs
 if (REPLICA_CPU !== undefined && !findWrk()) throw new Error('--replica-cpu needs wrk (apt-get install wrk)');
 const BASELINE = flags.baseline;
 if (BASELINE !== undefined) {
-  if (!existsSync(join(BASELINE, 'bin', 'tether')) || !existsSync(join(BASELINE, 'node_modules'))) {
+  if (!isRunnableCheckout(BASELINE)) {
     throw new Error(`--baseline: ${BASELINE} is not a checkout with bin/tether and node_modules (npm ci there)`);
   }
   if (flags['postgres-url'])

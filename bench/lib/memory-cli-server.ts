@@ -6,9 +6,10 @@
  * JSON logs. The listening line gives the URL and the admin key file; the process's memory and CPU come from
  * /proc, as for `memory-process.ts`'s child. Its log is drained; warnings are counted, errors shown.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SERVER_NODE_FLAGS } from '../../src/server/node-flags.ts';
 import { spawnTetherOf } from '../../test/helpers/tether-cli.ts';
@@ -27,6 +28,12 @@ const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
+
+/** Whether `dir` holds a checkout this module can start: its CLI (bin/tether, or src/cli/main.ts) and node_modules. */
+export function isRunnableCheckout(dir: string): boolean {
+  const cli = existsSync(join(dir, 'bin', 'tether')) || existsSync(join(dir, 'src', 'cli', 'main.ts'));
+  return cli && existsSync(join(dir, 'node_modules'));
+}
 
 /**
  * Starts `tether memory` of `checkout` on `dataDir` (SQLite there, or PostgreSQL when `postgres` is given).
@@ -49,10 +56,16 @@ export async function startCliServer(o: {
     args.push('--store', 'postgres', '--postgres-url', o.postgres.url, '--pool-size', String(o.postgres.poolSize));
     env.TETHER_ADMIN_KEY = o.postgres.adminKey;
   }
-  const child = spawnTetherOf(o.checkout, [...SERVER_NODE_FLAGS, ...(o.nodeArgs ?? [])], args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
+  const nodeArgs = [...SERVER_NODE_FLAGS, ...(o.nodeArgs ?? [])];
+  const stdio: StdioOptions = ['ignore', 'pipe', 'pipe'];
+  // A checkout from before bin/tether ran its CLI through tsx from its own folder.
+  const child = existsSync(join(o.checkout, 'bin', 'tether'))
+    ? spawnTetherOf(o.checkout, nodeArgs, args, { stdio, env })
+    : spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(resolve(o.checkout), 'src/cli/main.ts'), ...args], {
+        stdio,
+        env,
+        cwd: o.checkout,
+      });
   live.add(child);
   const exited = once(child, 'exit').finally(() => live.delete(child));
   let warnings = 0;
@@ -67,7 +80,12 @@ export async function startCliServer(o: {
     if (stderrTail.length > 20) stderrTail.shift();
   });
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (!line.startsWith('{')) return; // the banner
+    if (!line.startsWith('{')) {
+      // The banner: the URL and key file again (what a checkout that logs no listening line shows).
+      const m = /memory server\s+(http:\/\/\S+)\s+\(admin key: (\/[^)]+)\)/.exec(line);
+      if (m) listening({ url: m[1] as string, adminKeyFile: m[2] as string });
+      return;
+    }
     let entry: { level?: number; msg?: string; url?: string; adminKeyFile?: string | null };
     try {
       entry = JSON.parse(line);
