@@ -26,6 +26,14 @@
  *   --without-sqlite             with --store postgres: skip the SQLite column (faster)
  *   --replica-cpu 500            with --store postgres: also one and two replicas each capped at 500
  *                                thousandths of a core (a cpu cgroup, as pods' limits.cpu; needs root)
+ *   --baseline <checkout>        this tree's server beside another checkout's (e.g. main before a change: a
+ *                                `git worktree add --detach` with its node_modules), same data, same run
+ *                                (lib/memory-baseline.ts): both run as `node <SERVER_NODE_FLAGS> <checkout>/bin/tether
+ *                                memory` from their own sources, each on its own store (SQLite folder; with
+ *                                --store postgres its own database in one PostgreSQL the bench starts), loaded
+ *                                over HTTP in alternating chunks, then measured in interleaved rounds; prints
+ *                                each figure's ratio this/baseline, a verdict for the ones held to 10% (recall
+ *                                and search p99, remembers/s, peak RSS) and `uptime`. No raw-SQLite column.
  * Environment only:
  *   BENCH_PHASES=recall,search,remember   which server measurements to run (e.g. one, to profile it)
  *   BENCH_SERVER_NODE_ARGS=...   extra node flags for the server child, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
@@ -40,6 +48,8 @@ import { parseArgs } from 'node:util';
 import { newAdminKey } from '../test/helpers/memory-replicas.ts';
 import { startPostgres, type TestPostgres } from '../test/helpers/postgres.ts';
 import { type LangGraphBaseline, openLangGraph } from './lib/langgraph-baseline.ts';
+import { baselineServers, type CompareOptions, compareMemoryBaseline } from './lib/memory-baseline.ts';
+import { isRunnableCheckout } from './lib/memory-cli-server.ts';
 import { MemoryDataset, subjectsFor } from './lib/memory-data.ts';
 import { type Phase, rememberBodies } from './lib/memory-measure.ts';
 import { type PostgresSizeResult, replicas, runPostgresSize } from './lib/memory-postgres.ts';
@@ -58,6 +68,7 @@ const { values: flags } = parseArgs({
     'pool-size': { type: 'string', default: '10' },
     'without-sqlite': { type: 'boolean', default: false },
     'replica-cpu': { type: 'string' },
+    baseline: { type: 'string' },
   },
 });
 if (flags.store !== 'sqlite' && flags.store !== 'postgres') {
@@ -81,6 +92,17 @@ if (REPLICA_CPU !== undefined && !(Number.isInteger(REPLICA_CPU) && REPLICA_CPU 
   );
 if (REPLICA_CPU !== undefined && !POSTGRES) throw new Error('--replica-cpu needs --store postgres');
 if (REPLICA_CPU !== undefined && !findWrk()) throw new Error('--replica-cpu needs wrk (apt-get install wrk)');
+const BASELINE = flags.baseline;
+if (BASELINE !== undefined) {
+  if (!isRunnableCheckout(BASELINE)) {
+    throw new Error(`--baseline: ${BASELINE} is not a checkout with bin/tether and node_modules (npm ci there)`);
+  }
+  if (flags['postgres-url'])
+    throw new Error('--baseline starts its own PostgreSQL (a database per side): drop --postgres-url');
+  if (REPLICA_CPU !== undefined) throw new Error('--replica-cpu is not measured with --baseline');
+  if ((process.env.BENCH_LOAD ?? 'http') !== 'http')
+    throw new Error('--baseline loads over HTTP only (BENCH_LOAD=http)');
+}
 const PHASES = new Set(
   (process.env.BENCH_PHASES ?? 'recall,search,remember').split(',').map((s) => s.trim()),
 ) as Set<Phase>;
@@ -101,6 +123,7 @@ async function main(): Promise<void> {
   let langgraph: LangGraphBaseline | null = null;
   const stopAll = async () => {
     await current.server?.stop().catch(() => {});
+    await Promise.all([...baselineServers].map((s) => s.stop().catch(() => {})));
     await Promise.all([...replicas].map((r) => r.stop().catch(() => {})));
     await langgraph?.close().catch(() => {});
     await postgres?.stop().catch(() => {});
@@ -137,6 +160,32 @@ async function main(): Promise<void> {
     },
   };
   try {
+    if (BASELINE !== undefined) {
+      let pgBase: CompareOptions['postgres'];
+      if (POSTGRES) {
+        log('starting PostgreSQL (initdb in a temp folder, fsync on)');
+        const pg = await startPostgres({ settings: BENCH_POSTGRES_SETTINGS });
+        postgres = pg;
+        pgBase = { createDatabase: () => pg.createDatabase(), poolSize: POOL_SIZE, adminKey: newAdminKey() };
+      }
+      const report = await compareMemoryBaseline({
+        ...settings,
+        checkout: BASELINE,
+        sizes: SIZES,
+        tmp,
+        datasets: [new MemoryDataset(42, startMs), new MemoryDataset(42, startMs)],
+        prepareWrk: async (size, subjects) =>
+          wrkBin ? prepareWrkRemember(wrkBin, tmp, rememberBodies(size, subjects)) : null,
+        postgres: pgBase,
+      });
+      const secs = (performance.now() - started) / 1000;
+      process.stdout.write(
+        `bench:memory --baseline — this tree's memory server beside ${BASELINE}'s, same data, same run ` +
+          `(node ${process.version}, ${ROUNDS} interleaved rounds, medians; ratios this/baseline)\n\n${report}\n\n` +
+          `total ${fmt(secs)} s\n`,
+      );
+      return;
+    }
     let target = null;
     if (POSTGRES) {
       let url = flags['postgres-url'];

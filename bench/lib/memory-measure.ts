@@ -159,9 +159,15 @@ export async function metricValues<K extends string>(
   }
 }
 
-/** The writer's group-commit counters. */
+/**
+ * The writer's group-commit counters (named without `_total` before issue 24's counters: a `--baseline`
+ * checkout may be older).
+ */
 export const writeCounters = (url: string) =>
-  metricValues(url, { batches: 'tether_memory_write_batches_total', jobs: 'tether_memory_write_jobs_total' });
+  metricValues(url, {
+    batches: 'tether_memory_write_batches(?:_total)?',
+    jobs: 'tether_memory_write_jobs(?:_total)?',
+  });
 
 /** Mean remembers per commit between two readings of `writeCounters`. */
 export const perCommitBetween = (a: { batches: number; jobs: number }, b: { batches: number; jobs: number }) =>

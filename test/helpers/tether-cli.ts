@@ -7,6 +7,7 @@
  * in), killed after 120 s should it hang or start serving (a generous bound: a start is not what is timed).
  */
 import { type ChildProcess, type ExecFileOptions, execFile, type SpawnOptions, spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 /** Path of bin/tether. */
@@ -20,6 +21,22 @@ export function fromSource(env: NodeJS.ProcessEnv = process.env): NodeJS.Process
 /** `node bin/tether ...args` from source; `options.env` defaults to this process's env. */
 export function spawnTether(args: readonly string[], options: SpawnOptions = {}): ChildProcess {
   return spawn(process.execPath, [TETHER_BIN, ...args], { ...options, env: fromSource(options.env) });
+}
+
+/**
+ * `node ...nodeArgs <checkout>/bin/tether ...args` from source: the bin of another checkout (a bench's baseline,
+ * e.g. main before a change), with node flags (bin/tether's shebang ones are skipped when node runs it).
+ * That checkout resolves its own modules (its node_modules); a bin too old to know `TETHER_FROM_SOURCE`
+ * always runs src/ through tsx.
+ */
+export function spawnTetherOf(
+  checkout: string,
+  nodeArgs: readonly string[],
+  args: readonly string[],
+  options: SpawnOptions = {},
+): ChildProcess {
+  const bin = join(resolve(checkout), 'bin/tether');
+  return spawn(process.execPath, [...nodeArgs, bin, ...args], { ...options, env: fromSource(options.env) });
 }
 
 /** `node bin/tether ...args` from source to its end: resolves its output, rejects on a non-zero exit (`err.code`, `err.stderr`). */
