@@ -10,13 +10,7 @@ import { type ClientRequest, type IncomingMessage, request, type ServerResponse 
 import { TetherError } from '../../common/errors.ts';
 import type { Logger } from '../../common/log.ts';
 import type { SessionEntry } from '../state.ts';
-import {
-  type NewSessionForward,
-  type RequestHeaderScan,
-  requestHeaders,
-  responseHeaders,
-  scanRequestHeaders,
-} from './headers.ts';
+import { type NewSessionForward, requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
 import { type PlacedRequest, Placement, type PlacementContext } from './placement.ts';
 import { sendError } from './respond.ts';
 
@@ -35,11 +29,17 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
   };
 }
 
+/** What placing a node:http request reads of it (the slow path and upgrades). */
+export function placedRequest(req: IncomingMessage): PlacedRequest {
+  return {
+    scan: scanRequestHeaders(req.rawHeaders),
+    http11: req.httpVersion === '1.1',
+    peer: req.socket.remoteAddress,
+  };
+}
+
 /** One request of the slow path: placed (placement.ts), then forwarded on a fresh instance connection. */
-class SlowRequest extends Placement implements PlacedRequest {
-  readonly scan: RequestHeaderScan;
-  readonly http11: boolean;
-  readonly peer: string | undefined;
+class SlowRequest extends Placement {
   readonly #o: HttpProxyOptions;
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
@@ -49,14 +49,11 @@ class SlowRequest extends Placement implements PlacedRequest {
     this.#o = o;
     this.#req = req;
     this.#res = res;
-    this.scan = scanRequestHeaders(req.rawHeaders);
-    this.http11 = req.httpVersion === '1.1';
-    this.peer = req.socket.remoteAddress;
   }
 
   /** Places the request; the response closing ends a wait. */
   start(): void {
-    this.place(this.#o, this, this.#res);
+    this.place(this.#o, placedRequest(this.#req), this.#res);
   }
 
   protected override refused(err: unknown): void {

@@ -12,9 +12,9 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isTetherError, TetherError } from '../../common/errors.ts';
 import type { SessionEntry } from '../state.ts';
-import { headerLines, type RequestHeaderScan, responseHeaders, scanRequestHeaders } from './headers.ts';
-import { forwardRequest, unforwardable, upstreamFailed } from './http-proxy.ts';
-import { type PlacedRequest, Placement, type PlacementContext } from './placement.ts';
+import { headerLines, responseHeaders } from './headers.ts';
+import { forwardRequest, placedRequest, unforwardable, upstreamFailed } from './http-proxy.ts';
+import { Placement, type PlacementContext } from './placement.ts';
 import { sendSocketError } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
@@ -36,10 +36,7 @@ export function createUpgradeProxy(
  * One upgrade: placed (placement.ts), then sent to the instance; its 101 makes a byte pipe both ways. Not
  * metered as a request (a connection lasts as long as it likes).
  */
-class UpgradeRequest extends Placement implements PlacedRequest {
-  readonly scan: RequestHeaderScan;
-  readonly http11: boolean;
-  readonly peer: string | undefined;
+class UpgradeRequest extends Placement {
   readonly #o: UpgradeProxyOptions;
   readonly #req: IncomingMessage;
   readonly #socket: Duplex;
@@ -52,14 +49,11 @@ class UpgradeRequest extends Placement implements PlacedRequest {
     this.#req = req;
     this.#socket = socket;
     this.#head = head;
-    this.scan = scanRequestHeaders(req.rawHeaders);
-    this.http11 = req.httpVersion === '1.1';
-    this.peer = req.socket.remoteAddress;
   }
 
   /** Places the upgrade; the socket closing ends a wait. */
   start(): void {
-    this.place(this.#o, this, this.#socket);
+    this.place(this.#o, placedRequest(this.#req), this.#socket);
   }
 
   protected override keyed(): void {
