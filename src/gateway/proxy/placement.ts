@@ -4,7 +4,8 @@
  * node:http; ws-proxy.ts: upgrades): the Host field, the service, the session key (and a new session's
  * cookie), then the place: the running session at once, or a wait in the scheduler that the client leaving
  * aborts. Also the one request meter (status class, duration) when the slot is released. A path extends
- * `Placement` with what it does once placed or refused: no closure and no object of its own on the fast path.
+ * `Placement` with what it does once placed or refused; the raw path passes itself as the request, so its
+ * fast path makes no closure and no object here.
  */
 import type { EventEmitter } from 'node:events';
 import { clientAddress } from '../new-session-limit.ts';
