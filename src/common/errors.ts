@@ -1,8 +1,8 @@
 /**
  * @module
  * The one error registry of Tether: every wire error code, its HTTP status, and `TetherError`.
- * Servers turn a `TetherError` into `{"error":{"code","message"}}` with the status from `ERROR_STATUS`.
- * Imports nothing; used by every layer.
+ * Servers turn a `TetherError` into `{"error":{"code","message"}}` with the status from `ERROR_STATUS`,
+ * and anything else thrown into one with `toTetherError`. Imports nothing; used by every layer.
  */
 
 /** Wire error code -> HTTP status, exactly as DESIGN.md lists them. */
@@ -98,4 +98,53 @@ export function unavailable(reason: string, retryAfter = 1): TetherError {
 /** True when `err` is a `TetherError` (also across module copies). */
 export function isTetherError(err: unknown): err is TetherError {
   return err instanceof TetherError || (err instanceof Error && err.name === 'TetherError' && 'code' in err);
+}
+
+/**
+ * Turns anything thrown into an error a client may see: the one conversion of the memory server and the
+ * gateway.
+ * - a `TetherError`: as it is (a failed Zod parse is one already: 400 naming the field);
+ * - a request a body parser refused (Fastify's `FST_ERR_CTP_*` codes, a `SyntaxError`, any error carrying a
+ *   4xx `statusCode`): 400 `invalid_request` naming `body`, or 413 `too_large`;
+ * - anything else: 500 `internal` whose message is only `internal error; quote id <errorId> to the operator`,
+ *   never the error's own message or stack (they may hold a secret; it stays the `cause`, which is never
+ *   sent): log `err` with the same id.
+ * @param errorId an id for the log line of an unknown error (e.g. `randomUUID()`)
+ */
+export function toTetherError(err: unknown, errorId: string): TetherError {
+  if (isTetherError(err)) return err;
+  return (
+    parserRefusal(err) ??
+    new TetherError('internal', `internal error; quote id ${errorId} to the operator`, { cause: err })
+  );
+}
+
+/** The 400/413 of an error a request parser raised (see `toTetherError`), or null. */
+function parserRefusal(err: unknown): TetherError | null {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as {
+    code?: unknown;
+    statusCode?: unknown;
+    message?: unknown;
+  };
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new TetherError('too_large', 'request body is larger than the limit of 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new TetherError('invalid_request', 'body: unsupported content type; send application/json', {
+        field: 'body',
+      });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new TetherError('invalid_request', 'body: must not be empty', { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new TetherError('invalid_request', `body: ${e.message ?? 'invalid'}`, { field: 'body' });
+  }
+  if (err instanceof SyntaxError || e.statusCode === 400) {
+    return new TetherError('invalid_request', 'body: malformed JSON', { field: 'body' });
+  }
+  if (e.statusCode === 413) return new TetherError('too_large', 'request body is larger than the limit of 1 MiB');
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new TetherError('invalid_request', typeof e.message === 'string' ? e.message : 'bad request');
+  }
+  return null;
 }

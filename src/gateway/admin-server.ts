@@ -18,6 +18,7 @@ import {
   consoleConfigAsset,
 } from '../common/console-assets.ts';
 import { forbidden, invalidRequest, notFound, TetherError, unauthenticated } from '../common/errors.ts';
+import type { Logger } from '../common/log.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { deleteInstance, endSession, INSTANCE_NAME, SESSION_ID } from './admin-actions.ts';
@@ -40,6 +41,8 @@ export interface AdminOptions {
   pool: InstancePool;
   /** When set, every admin route needs `Authorization: Bearer <adminToken>` (else 401). @default undefined (none) */
   adminToken?: string;
+  /** Where an unknown error is logged with the id its 500 names. */
+  log: Logger;
 }
 
 const LOGS_PATH = /^\/_tether\/instances\/([a-z0-9-]+)\/logs$/;
@@ -105,7 +108,7 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
       return;
     }
     if (req.method === 'DELETE') {
-      void remove(o, new URL(req.url ?? '/', 'http://admin'), res).catch((err: unknown) => sendError(res, err));
+      void remove(o, new URL(req.url ?? '/', 'http://admin'), res).catch((err: unknown) => sendError(res, err, o.log));
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -130,7 +133,7 @@ export function createAdminHandler(o: AdminOptions): (req: IncomingMessage, res:
         return sendJson(res, lines);
       }
       throw notFound(`path ${path} (GET / lists the admin routes)`);
-    })().catch((err: unknown) => sendError(res, err));
+    })().catch((err: unknown) => sendError(res, err, o.log));
   };
 }
 

@@ -218,7 +218,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const slow = createServer(
     // requireHostHeader off: the proxy answers a missing Host itself, as JSON naming the field (hostFieldProblem).
     { keepAliveTimeout: keepAliveTimeoutMs, requireHostHeader: false },
-    createHttpProxy({ router, scheduler, keys, proxyTimeoutMs }),
+    createHttpProxy({ router, scheduler, keys, proxyTimeoutMs, log }),
   );
   slow.on('upgrade', createUpgradeProxy({ router, scheduler, keys, timeoutMs: proxyTimeoutMs }));
   // sendSocketError answers JSON with Connection: close, or destroys a socket that cannot be written.
@@ -238,7 +238,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       new TetherError('method_not_allowed', 'CONNECT is not supported: the gateway opens no tunnels'),
     ),
   );
-  const front = createFrontServer({ router, scheduler, keys, proxyTimeoutMs, keepAliveTimeoutMs }, slow);
+  const front = createFrontServer({ router, scheduler, keys, proxyTimeoutMs, keepAliveTimeoutMs, log }, slow);
   const pub = front.server;
   const admin = createServer(
     createAdminHandler({
@@ -249,6 +249,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       table: core.table,
       pool: core.pool,
       adminToken: options.adminToken,
+      log,
     }),
   );
   admin.on('clientError', malformed);

@@ -2,40 +2,14 @@
  * @module
  * The one error handler of the memory server: `TetherError` -> its status and `{"error":{code,message}}`;
  * Fastify's own client errors (bad JSON, body too large, wrong media type) -> 400/413 with a clear
- * message; anything else -> 500 with an id to find the log line, never a stack trace. Node's own
+ * message; anything else -> 500 with an id to find the log line, never a stack trace (`toTetherError`,
+ * common/errors.ts, shared with the gateway). Node's own
  * refusals of a request it cannot parse (`clientErrorHandler`) get the same wire shape.
  */
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isTetherError, TetherError } from '../common/errors.ts';
-
-/** Maps any thrown value to a `TetherError` a client may see. */
-export function toTetherError(err: unknown, errorId: string): TetherError {
-  if (isTetherError(err)) return err;
-  const fe = err as Partial<FastifyError> & { type?: string };
-  switch (fe.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new TetherError('too_large', 'request body is larger than the limit of 1 MiB');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new TetherError('invalid_request', 'body: unsupported content type; send application/json', {
-        field: 'body',
-      });
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new TetherError('invalid_request', 'body: must not be empty', { field: 'body' });
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new TetherError('invalid_request', `body: ${fe.message ?? 'invalid'}`, { field: 'body' });
-  }
-  if (err instanceof SyntaxError || fe.statusCode === 400) {
-    return new TetherError('invalid_request', 'body: malformed JSON', { field: 'body' });
-  }
-  if (fe.statusCode === 413) return new TetherError('too_large', 'request body is larger than the limit of 1 MiB');
-  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return new TetherError('invalid_request', fe.message ?? 'bad request');
-  }
-  return new TetherError('internal', `internal error; quote id ${errorId} to the operator`);
-}
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { TetherError, toTetherError } from '../common/errors.ts';
 
 /** Sends `err` as the wire error. */
 export function sendError(reply: FastifyReply, err: TetherError): FastifyReply {

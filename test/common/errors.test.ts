@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ERROR_STATUS, invalidRequest, TetherError } from '../../src/common/errors.ts';
+import { ERROR_STATUS, invalidRequest, TetherError, toTetherError } from '../../src/common/errors.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -66,5 +66,43 @@ describe('TetherError', () => {
       error: { code: 'invalid_request', message: 'statements[2].value: must be a number' },
     });
     assert.equal(new TetherError('lease_lost', 'x').status, 409);
+  });
+});
+
+describe('toTetherError()', () => {
+  it('passes a TetherError through as it is', () => {
+    const e = new TetherError('unavailable', 'queue full', { retryAfter: 2 });
+    assert.equal(toTetherError(e, 'id-1'), e);
+    const field = invalidRequest('statements[0].value', 'must be a number');
+    assert.equal(toTetherError(field, 'id-1'), field);
+  });
+
+  it('answers anything else with 500 internal naming the id, never its message', () => {
+    const secret = new Error('password=hunter2 at /srv/db');
+    const e = toTetherError(secret, 'f00d');
+    assert.equal(e.status, 500);
+    assert.equal(e.code, 'internal');
+    assert.deepEqual(e.toBody(), {
+      error: { code: 'internal', message: 'internal error; quote id f00d to the operator' },
+    });
+    assert.equal(e.cause, secret, 'kept for the log line');
+    assert.doesNotMatch(JSON.stringify(e.toBody()), /hunter2|\/srv|at /);
+    for (const odd of [null, undefined, 'text', 42, { message: 'x' }]) {
+      assert.equal(toTetherError(odd, 'f00d').status, 500, String(odd));
+    }
+  });
+
+  it('answers what a body parser refused with 400 naming body, or 413', () => {
+    const parser = (code: string, statusCode: number, message = 'm') =>
+      Object.assign(new Error(message), { code, statusCode });
+    const json = toTetherError(parser('FST_ERR_CTP_INVALID_JSON_BODY', 400, 'Unexpected end'), 'x');
+    assert.deepEqual([json.status, json.field, json.message], [400, 'body', 'body: Unexpected end']);
+    assert.equal(toTetherError(parser('FST_ERR_CTP_EMPTY_JSON_BODY', 400), 'x').message, 'body: must not be empty');
+    assert.equal(toTetherError(parser('FST_ERR_CTP_INVALID_MEDIA_TYPE', 415), 'x').field, 'body');
+    assert.equal(toTetherError(parser('FST_ERR_CTP_BODY_TOO_LARGE', 413), 'x').code, 'too_large');
+    assert.equal(toTetherError(new SyntaxError('Unexpected token'), 'x').message, 'body: malformed JSON');
+    assert.equal(toTetherError(Object.assign(new Error('too big'), { statusCode: 413 }), 'x').status, 413);
+    const other = toTetherError(Object.assign(new Error('bad range'), { statusCode: 416 }), 'x');
+    assert.deepEqual([other.status, other.message], [400, 'bad range']);
   });
 });

@@ -1,18 +1,15 @@
 /**
  * @module
- * One request/response of the raw HTTP/1.1 path: route by Host, find or place the session, send the
- * re-serialised head and the re-framed body to a pooled instance connection, relay the response with
- * backpressure both ways, answer failures as JSON (502 before the head, a reset after it), and release
- * the session exactly once. Driven by http1-connection.ts (request side) and upstream-pool.ts (response
+ * One request/response of the raw HTTP/1.1 path: placed like every request (placement.ts: Host, service,
+ * session), send the re-serialised head and the re-framed body to a pooled instance connection, relay the
+ * response with backpressure both ways, answer failures as JSON (502 before the head, a reset after it),
+ * and release the session exactly once. Driven by http1-connection.ts (request side) and upstream-pool.ts (response
  * side); no closures per request on the fast path (a scheduler wait has its own).
  */
 import type { Socket } from 'node:net';
 import { TetherError } from '../../common/errors.ts';
-import { clientAddress } from '../new-session-limit.ts';
-import type { Router } from '../router.ts';
-import type { Scheduler } from '../scheduler.ts';
-import { newSessionCookie, newSessionForward, resolveSessionKey, type SessionKeyPolicy } from '../session-key.ts';
-import type { ServiceState, SessionEntry } from '../state.ts';
+import type { Logger } from '../../common/log.ts';
+import type { SessionEntry } from '../state.ts';
 import {
   codingsBeforeChunked,
   forwardHeaders,
@@ -23,15 +20,14 @@ import {
   responseHeaders,
 } from './headers.ts';
 import { SKIP_BODY } from './llhttp.ts';
-import { errorResponse, hostFieldProblem, toTetherError, unknownHost } from './respond.ts';
+import { Placement, type PlacementContext } from './placement.ts';
+import { clientSafeError, errorResponse } from './respond.ts';
 import type { UpstreamConn, UpstreamUser } from './upstream-pool.ts';
 
 /** What every exchange of a gateway shares. */
-export interface ProxyContext {
-  router: Router;
-  scheduler: Scheduler;
-  /** Session keys: signed-only services, `Secure` cookies. */
-  keys: SessionKeyPolicy;
+export interface ProxyContext extends PlacementContext {
+  /** Where an unknown error is logged with the id its 500 names. */
+  log: Logger;
   /** Inactivity timeout of an instance connection while it serves (ms); 0 = none. */
   proxyTimeoutMs: number;
   /** An idle client connection (or one owing only the rest of a body) is closed after this long (ms). @default 65000 */
@@ -55,7 +51,7 @@ const CRLF = '\r\n';
 const LAST_CHUNK = '0\r\n\r\n';
 
 /** One request and its response. */
-export class Exchange implements UpstreamUser {
+export class Exchange extends Placement implements UpstreamUser {
   readonly client: Socket;
   readonly #host: ExchangeHost;
   /** The head sent to the instance (for a new session its Cookie carries the new key). */
@@ -71,19 +67,13 @@ export class Exchange implements UpstreamUser {
   /** Framed body pieces read before an instance connection was there. */
   #pending: Array<string | Buffer> | null = null;
   #requestDone = false;
-  #svc: ServiceState | null = null;
-  #session: SessionEntry | null = null;
-  #setCookie: string | undefined;
   #up: UpstreamConn | null = null;
-  #t0 = 0;
   #headSent = false;
   #responseDone = false;
   #chunkedOut = false;
   #status = 200;
   #retried = false;
-  #released = false;
   #aborted = false;
-  #gone: AbortController | null = null;
 
   /**
    * @param host the client connection
@@ -94,6 +84,7 @@ export class Exchange implements UpstreamUser {
     host: ExchangeHost,
     request: { method: string; url: string; raw: string[]; scan: RequestHeaderScan; keepAlive: boolean },
   ) {
+    super();
     this.#host = host;
     this.client = host.socket;
     const { method, url, raw, scan } = request;
@@ -124,50 +115,37 @@ export class Exchange implements UpstreamUser {
     );
   }
 
-  /** Routes and places the request (it is the connection's current one now). */
+  /** Routes and places the request (it is the connection's current one now); `abort` ends a wait. */
   start(): void {
-    const { router, scheduler, keys } = this.#host.context;
-    const scan = this.#scan;
-    // Only HTTP/1.1 comes this way (HTTP/1.0 takes the node:http path).
-    const bad = hostFieldProblem(scan.hosts, true);
-    if (bad !== null) {
-      this.#respondError(bad);
-      return;
-    }
-    const svc = router.match(scan.host);
-    if (svc === undefined) {
-      this.#respondError(unknownHost(scan.host, router.knownHosts));
-      return;
-    }
-    this.#svc = svc;
-    this.#t0 = performance.now();
-    const cfg = svc.config;
-    const { key, fresh } = resolveSessionKey(cfg, keys, scan.cookie, scan.sessionKey, scan.authorization);
-    if (fresh) {
-      // The client gets the key with the response, and the app sees it from this first request on.
-      this.#setCookie = newSessionCookie(keys, cfg.cookieName, key, this.client.remoteAddress, scan.forwardedProto);
-      this.#head = this.#buildHead(newSessionForward(cfg, scan.cookie, key));
-    } else this.#head = this.#buildHead(undefined);
+    this.place(this.#host.context, this, null);
+  }
+
+  /** What `place` reads of the request (see `PlacedRequest`). */
+  get scan(): RequestHeaderScan {
+    return this.#scan;
+  }
+
+  /** Always: HTTP/1.0 takes the node:http path. */
+  get http11(): boolean {
+    return true;
+  }
+
+  get peer(): string | undefined {
+    return this.client.remoteAddress;
+  }
+
+  protected override keyed(): void {
+    // The app sees a new session's key from this first request on (the client gets it with the response).
+    this.#head = this.#buildHead(this.newSession);
     if (this.#pending !== null) this.#host.blockUpload(true); // body read while queued: no more until placed
-    const s = scheduler.route(svc, key);
-    if (s !== undefined) {
-      this.#forward(s);
-      return;
-    }
-    const gone = new AbortController();
-    this.#gone = gone;
-    const client = clientAddress(keys.trusted, this.client.remoteAddress, scan.forwardedFor);
-    scheduler.acquire(svc, key, gone.signal, client).then(
-      (placed) => {
-        this.#gone = null;
-        if (this.#aborted) scheduler.release(placed);
-        else this.#forward(placed);
-      },
-      (err: unknown) => {
-        this.#gone = null;
-        if (!this.#aborted) this.#respondError(err);
-      },
-    );
+  }
+
+  protected override placed(): void {
+    this.#connect(false);
+  }
+
+  protected override refused(err: unknown): void {
+    this.#respondError(err);
   }
 
   /** The response went out whole (or as an error); only the rest of the request body may be owed. */
@@ -199,11 +177,11 @@ export class Exchange implements UpstreamUser {
   abort(): void {
     if (this.#aborted) return;
     this.#aborted = true;
-    this.#gone?.abort();
+    this.leave();
     const up = this.#up;
     this.#up = null;
     up?.destroy();
-    this.#release();
+    this.release(this.#status);
   }
 
   /** The client socket drained: read the instance again. */
@@ -214,7 +192,7 @@ export class Exchange implements UpstreamUser {
   upstreamHead(status: number, message: string, raw: string[]): number {
     this.#status = status;
     this.#headSent = true;
-    let head = `HTTP/1.1 ${status} ${message}\r\n${headerLines(responseHeaders(raw, this.#setCookie))}`;
+    let head = `HTTP/1.1 ${status} ${message}\r\n${headerLines(responseHeaders(raw, this.setCookie))}`;
     if (!this.#isHead && status !== 204 && status !== 304 && !hasHeader(raw, 'content-length')) {
       this.#chunkedOut = true; // chunked or close-delimited from the instance
       const codings = codingsBeforeChunked(raw); // e.g. gzip: the body is still coded so
@@ -251,7 +229,7 @@ export class Exchange implements UpstreamUser {
     this.#up = null;
     this.#host.blockUpload(false);
     if (this.#aborted || this.#responseDone || up === null) return;
-    const name = this.#session?.instance.name ?? '?';
+    const name = this.session?.instance.name ?? '?';
     if (this.#headSent) {
       this.client.destroy(); // the client saw a head: it must see the response break, not end
       return;
@@ -275,13 +253,8 @@ export class Exchange implements UpstreamUser {
     this.#host.blockUpload(false);
   }
 
-  #forward(s: SessionEntry): void {
-    this.#session = s;
-    this.#connect(false);
-  }
-
   #connect(fresh: boolean): void {
-    const inst = (this.#session as SessionEntry).instance;
+    const inst = (this.session as SessionEntry).instance;
     const pool = inst.upstream;
     if (pool === null) {
       this.#respondError(new TetherError('bad_gateway', `instance ${inst.name} failed while serving the request`));
@@ -314,7 +287,7 @@ export class Exchange implements UpstreamUser {
   /** Answers `err` as JSON (before any head went out) and ends the exchange. */
   #respondError(err: unknown): void {
     if (this.#aborted) return;
-    const e = toTetherError(err);
+    const e = clientSafeError(err, this.#host.context.log);
     this.#status = e.status;
     this.#headSent = true;
     this.client.write(errorResponse(e, !this.keepAlive));
@@ -325,19 +298,7 @@ export class Exchange implements UpstreamUser {
 
   #finish(): void {
     this.#responseDone = true;
-    this.#release();
+    this.release(this.#status);
     if (this.#requestDone) this.#host.exchangeDone(this);
-  }
-
-  #release(): void {
-    const s = this.#session;
-    if (s === null || this.#released) return;
-    this.#released = true;
-    this.#host.context.scheduler.release(s);
-    const m = (this.#svc as ServiceState).metrics;
-    if (m) {
-      m.byClass[(this.#status / 100) | 0]?.inc();
-      m.duration.observe((performance.now() - this.#t0) / 1000);
-    }
   }
 }

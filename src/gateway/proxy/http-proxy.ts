@@ -1,118 +1,91 @@
 /**
  * @module
  * The slow path for plain HTTP on node:http: requests the raw HTTP/1.1 path (http1-connection.ts) hands
- * over with their connection (`Expect: 100-continue`, HTTP/1.0). Route by Host, find the session, forward
- * to its instance on a fresh connection with streamed bodies both ways, and count the request in flight
- * until the response ends. Bodies are relayed with explicit error listeners rather than `pipeline()` (an
+ * over with their connection (`Expect: 100-continue`, HTTP/1.0). Placed like every request (placement.ts:
+ * Host, service, session), then forwarded to its instance on a fresh connection with streamed bodies both
+ * ways; the request counts in flight until the response ends. Bodies are relayed with explicit error listeners rather than `pipeline()` (an
  * AbortController per call on Node 20). Created by gateway.ts; WebSocket upgrades are in ws-proxy.ts.
  */
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { TetherError } from '../../common/errors.ts';
-import { clientAddress } from '../new-session-limit.ts';
-import type { Router } from '../router.ts';
-import type { Scheduler } from '../scheduler.ts';
-import { newSessionCookie, newSessionForward, resolveSessionKey, type SessionKeyPolicy } from '../session-key.ts';
-import type { ServiceState, SessionEntry } from '../state.ts';
+import type { Logger } from '../../common/log.ts';
+import type { SessionEntry } from '../state.ts';
 import { type NewSessionForward, requestHeaders, responseHeaders, scanRequestHeaders } from './headers.ts';
-import { hostFieldProblem, sendError, unknownHost } from './respond.ts';
-import type { TrustedProxies } from './trusted-proxies.ts';
+import { type PlacedRequest, Placement, type PlacementContext } from './placement.ts';
+import { sendError } from './respond.ts';
 
 /** Options of `createHttpProxy`. */
-export interface HttpProxyOptions {
-  router: Router;
-  scheduler: Scheduler;
-  /** Session keys: signed-only services, `Secure` cookies. */
-  keys: SessionKeyPolicy;
+export interface HttpProxyOptions extends PlacementContext {
   /** Inactivity timeout of an upstream request (ms); 0 = none. */
   proxyTimeoutMs: number;
-}
-
-/** The session key of a request and, for a new session, what goes to the client and to the instance. */
-export interface RequestKey {
-  key: string;
-  /** The `Set-Cookie` for the client (new session). */
-  setCookie?: string;
-  /** What the instance gets for a new session: its key as X-Session-Key (and the Cookie header to send). */
-  newSession?: NewSessionForward;
-}
-
-/** The session key of a node:http request and, for a new one, its `Set-Cookie` and forwarded Cookie. */
-export function resolveRequestKey(req: IncomingMessage, svc: ServiceState, keys: SessionKeyPolicy): RequestKey {
-  const explicit = req.headers['x-session-key'];
-  const h = req.headers;
-  const cfg = svc.config;
-  const { key, fresh } = resolveSessionKey(
-    cfg,
-    keys,
-    h.cookie,
-    typeof explicit === 'string' ? explicit : undefined,
-    h.authorization,
-  );
-  if (!fresh) return { key };
-  const proto = h['x-forwarded-proto'];
-  return {
-    key,
-    setCookie: newSessionCookie(
-      keys,
-      cfg.cookieName,
-      key,
-      req.socket.remoteAddress,
-      typeof proto === 'string' ? proto : proto?.join(', '),
-    ),
-    newSession: newSessionForward(cfg, h.cookie, key),
-  };
-}
-
-/** The client address of a node:http request (X-Forwarded-For believed from a trusted proxy only). */
-export function requestClient(req: IncomingMessage, trusted: TrustedProxies): string | undefined {
-  const xff = req.headers['x-forwarded-for'];
-  return clientAddress(trusted, req.socket.remoteAddress, Array.isArray(xff) ? xff.join(', ') : xff);
+  /** Where an unknown error is logged with the id its 500 names. */
+  log: Logger;
 }
 
 /** Creates the `request` listener of the slow-path node:http server. */
 export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { router, scheduler, proxyTimeoutMs, keys } = o;
+  return function proxyRequest(req: IncomingMessage, res: ServerResponse): void {
+    new SlowRequest(o, req, res).start();
+  };
+}
 
-  function forward(
-    req: IncomingMessage,
-    res: ServerResponse,
-    svc: ServiceState,
-    s: SessionEntry,
-    rk: RequestKey,
-    t0: number,
-  ): void {
+/** What placing a node:http request reads of it (the slow path and upgrades). */
+export function placedRequest(req: IncomingMessage): PlacedRequest {
+  return {
+    scan: scanRequestHeaders(req.rawHeaders),
+    http11: req.httpVersion === '1.1',
+    peer: req.socket.remoteAddress,
+  };
+}
+
+/** One request of the slow path: placed (placement.ts), then forwarded on a fresh instance connection. */
+class SlowRequest extends Placement {
+  readonly #o: HttpProxyOptions;
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
+
+  constructor(o: HttpProxyOptions, req: IncomingMessage, res: ServerResponse) {
+    super();
+    this.#o = o;
+    this.#req = req;
+    this.#res = res;
+  }
+
+  /** Places the request; the response closing ends a wait. */
+  start(): void {
+    this.place(this.#o, placedRequest(this.#req), this.#res);
+  }
+
+  protected override refused(err: unknown): void {
+    sendError(this.#res, err, this.#o.log);
+  }
+
+  /** Forwards the request to the instance of `s` and relays the answer; releases `s` when the response closes. */
+  protected override placed(s: SessionEntry): void {
+    const req = this.#req;
+    const res = this.#res;
     const inst = s.instance;
     const hasBody =
       req.headers['transfer-encoding'] !== undefined ||
       (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
     let failed = false;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      scheduler.release(s);
-      const m = svc.metrics;
-      if (m) {
-        m.byClass[(res.statusCode / 100) | 0]?.inc();
-        m.duration.observe((performance.now() - t0) / 1000);
-      }
-    };
     const upstream = forwardRequest(req, inst, {
       upgrade: false,
-      timeoutMs: proxyTimeoutMs,
-      newSession: rk.newSession,
+      timeoutMs: this.#o.proxyTimeoutMs,
+      newSession: this.newSession,
     });
     if (upstream === null) {
       sendError(res, unforwardable());
-      release();
+      this.release(res.statusCode);
       return;
     }
     res.once('close', () => {
       if (!res.writableFinished) upstream.destroy();
-      release();
+      this.release(res.statusCode);
     });
+    const setCookie = this.setCookie;
     upstream.once('response', (ures) => {
-      res.writeHead(ures.statusCode ?? 502, responseHeaders(ures.rawHeaders, rk.setCookie));
+      res.writeHead(ures.statusCode ?? 502, responseHeaders(ures.rawHeaders, setCookie));
       relay(ures, res);
     });
     upstream.once('timeout', () =>
@@ -133,44 +106,6 @@ export function createHttpProxy(o: HttpProxyOptions): (req: IncomingMessage, res
       req.pipe(upstream);
     } else upstream.end();
   }
-
-  return function proxyRequest(req: IncomingMessage, res: ServerResponse): void {
-    const bad = hostFieldProblem(scanRequestHeaders(req.rawHeaders).hosts, req.httpVersion === '1.1');
-    if (bad !== null) {
-      sendError(res, bad);
-      return;
-    }
-    const svc = router.match(req.headers.host);
-    if (svc === undefined) {
-      sendError(res, unknownHost(req.headers.host, router.knownHosts));
-      return;
-    }
-    const t0 = performance.now();
-    const rk = resolveRequestKey(req, svc, keys);
-    const key = rk.key;
-    const s = scheduler.route(svc, key);
-    if (s !== undefined) {
-      forward(req, res, svc, s, rk, t0);
-      return;
-    }
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    res.once('close', onClose);
-    scheduler.acquire(svc, key, gone.signal, requestClient(req, keys.trusted)).then(
-      (placed) => {
-        res.off('close', onClose);
-        if (gone.signal.aborted) {
-          scheduler.release(placed);
-          return;
-        }
-        forward(req, res, svc, placed, rk, t0);
-      },
-      (err: unknown) => {
-        res.off('close', onClose);
-        if (!gone.signal.aborted) sendError(res, err);
-      },
-    );
-  };
 }
 
 /**

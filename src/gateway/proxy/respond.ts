@@ -1,21 +1,34 @@
 /**
  * @module
  * Error answers of the gateway: JSON `{"error":{"code","message"}}` with the status of the code and
- * `Retry-After` when set, on an HTTP response or on a raw socket (failed WebSocket upgrade).
- * Never a stack trace. Used by the proxy and the admin server.
+ * `Retry-After` when set, on an HTTP response or on a raw socket (failed WebSocket upgrade). Anything
+ * but a `TetherError` is a 500 with an id, logged with it (`toTetherError`); never a stack trace.
+ * Used by the proxy and the admin server.
  */
+import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { invalidRequest, isTetherError, TetherError } from '../../common/errors.ts';
+import { invalidRequest, isTetherError, TetherError, toTetherError } from '../../common/errors.ts';
+import type { Logger } from '../../common/log.ts';
 
-/** Turns anything thrown into a client-safe TetherError (unknown -> 500 `internal`). */
-export function toTetherError(err: unknown): TetherError {
-  return isTetherError(err) ? err : new TetherError('internal', 'internal error', { cause: err });
+/**
+ * `err` as a client may see it (`toTetherError`): an unknown error becomes 500 `internal` naming a fresh
+ * id, and is logged on `log` with that id.
+ */
+export function clientSafeError(err: unknown, log: Logger | undefined): TetherError {
+  if (isTetherError(err)) return err; // the usual case: no id to make
+  const errorId = randomUUID();
+  const e = toTetherError(err, errorId);
+  if (e.code === 'internal') log?.error({ err, errorId }, 'gateway request failed');
+  return e;
 }
 
-/** Sends `err` as JSON on `res` (or just ends it when headers already went out). */
-export function sendError(res: ServerResponse, err: unknown): void {
-  const e = toTetherError(err);
+/**
+ * Sends `err` as JSON on `res` (or just ends it when headers already went out).
+ * @param log where an unknown error is logged (see `clientSafeError`)
+ */
+export function sendError(res: ServerResponse, err: unknown, log?: Logger): void {
+  const e = clientSafeError(err, log);
   if (res.headersSent) {
     res.destroy();
     return;
@@ -34,18 +47,17 @@ export function sendError(res: ServerResponse, err: unknown): void {
  * `err` as a whole HTTP/1.1 JSON response (head and body).
  * @param close add `Connection: close`
  */
-export function errorResponse(err: unknown, close: boolean): string {
-  const e = toTetherError(err);
-  const body = JSON.stringify(e.toBody());
-  const retry = e.retryAfter !== undefined ? `Retry-After: ${e.retryAfter}\r\n` : '';
+export function errorResponse(err: TetherError, close: boolean): string {
+  const body = JSON.stringify(err.toBody());
+  const retry = err.retryAfter !== undefined ? `Retry-After: ${err.retryAfter}\r\n` : '';
   return (
-    `HTTP/1.1 ${e.status} ${e.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${err.status} ${err.code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n${retry}${close ? 'Connection: close\r\n' : ''}\r\n${body}`
   );
 }
 
 /** Writes `err` as a whole HTTP/1.1 response on a raw socket, then closes it. */
-export function sendSocketError(socket: Duplex, err: unknown): void {
+export function sendSocketError(socket: Duplex, err: TetherError): void {
   if (!socket.writable) {
     socket.destroy();
     return;

@@ -1,6 +1,6 @@
 /**
  * @module
- * WebSocket (and any HTTP/1.1 Upgrade) pass-through: route and place like a plain request, send the
+ * WebSocket (and any HTTP/1.1 Upgrade) pass-through: placed like a plain request (placement.ts), send the
  * upgrade to the instance, relay its 101 and then pipe bytes both ways. The session counts the
  * connection in flight (activity) until it closes, or until the session ends. No half-open connections: when either side ends, both
  * are closed (a half-open socket would keep its session active forever). A client that leaves before the
@@ -10,28 +10,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { TetherError } from '../../common/errors.ts';
-import type { Router } from '../router.ts';
-import type { Scheduler } from '../scheduler.ts';
-import type { SessionKeyPolicy } from '../session-key.ts';
+import { isTetherError, TetherError } from '../../common/errors.ts';
 import type { SessionEntry } from '../state.ts';
-import { headerLines, responseHeaders, scanRequestHeaders } from './headers.ts';
-import {
-  forwardRequest,
-  type RequestKey,
-  requestClient,
-  resolveRequestKey,
-  unforwardable,
-  upstreamFailed,
-} from './http-proxy.ts';
-import { hostFieldProblem, sendSocketError, unknownHost } from './respond.ts';
+import { headerLines, responseHeaders } from './headers.ts';
+import { forwardRequest, placedRequest, unforwardable, upstreamFailed } from './http-proxy.ts';
+import { Placement, type PlacementContext } from './placement.ts';
+import { sendSocketError } from './respond.ts';
 
 /** Options of `createUpgradeProxy`. */
-export interface UpgradeProxyOptions {
-  router: Router;
-  scheduler: Scheduler;
-  /** Session keys: signed-only services, `Secure` cookies. */
-  keys: SessionKeyPolicy;
+export interface UpgradeProxyOptions extends PlacementContext {
   /** How long an instance may take to answer an upgrade request (ms); 0 = no limit. */
   timeoutMs: number;
 }
@@ -40,22 +27,57 @@ export interface UpgradeProxyOptions {
 export function createUpgradeProxy(
   o: UpgradeProxyOptions,
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
-  const { router, scheduler, timeoutMs, keys } = o;
+  return function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    new UpgradeRequest(o, req, socket, head).start();
+  };
+}
 
-  function forward(req: IncomingMessage, socket: Duplex, early: EarlyReader, s: SessionEntry, rk: RequestKey): void {
-    const setCookie = rk.setCookie;
-    const inst = s.instance;
-    let released = false;
-    const release = () => {
-      if (!released) {
-        released = true;
-        scheduler.release(s);
-      }
-    };
-    socket.once('close', release);
+/**
+ * One upgrade: placed (placement.ts), then sent to the instance; its 101 makes a byte pipe both ways. Not
+ * metered as a request (a connection lasts as long as it likes).
+ */
+class UpgradeRequest extends Placement {
+  readonly #o: UpgradeProxyOptions;
+  readonly #req: IncomingMessage;
+  readonly #socket: Duplex;
+  readonly #head: Buffer;
+  #early: EarlyReader | null = null;
+
+  constructor(o: UpgradeProxyOptions, req: IncomingMessage, socket: Duplex, head: Buffer) {
+    super();
+    this.#o = o;
+    this.#req = req;
+    this.#socket = socket;
+    this.#head = head;
+  }
+
+  /** Places the upgrade; the socket closing ends a wait. */
+  start(): void {
+    this.place(this.#o, placedRequest(this.#req), this.#socket);
+  }
+
+  protected override keyed(): void {
+    const socket = this.#socket;
+    this.#early = readEarly(socket, this.#head); // the client leaving is seen while the upgrade waits
     socket.on('error', () => socket.destroy());
+  }
+
+  protected override refused(err: unknown): void {
+    sendSocketError(this.#socket, isTetherError(err) ? err : upstreamFailed('?'));
+  }
+
+  protected override placed(s: SessionEntry): void {
+    const socket = this.#socket;
+    const early = this.#early as EarlyReader;
+    const setCookie = this.setCookie;
+    const inst = s.instance;
+    socket.once('close', () => this.release(undefined));
     (socket as Socket).setNoDelay?.(true);
-    const upstream = forwardRequest(req, inst, { upgrade: true, timeoutMs, newSession: rk.newSession });
+    const upstream = forwardRequest(this.#req, inst, {
+      upgrade: true,
+      timeoutMs: this.#o.timeoutMs,
+      newSession: this.newSession,
+    });
     if (upstream === null) {
       sendSocketError(socket, unforwardable());
       return;
@@ -68,7 +90,7 @@ export function createUpgradeProxy(
       const pending = early.stop();
       if (socket.destroyed) {
         usocket.destroy();
-        release();
+        this.release(undefined);
         return;
       }
       usocket.setTimeout(0); // the request's timeout was for the answer only; an open WebSocket may idle
@@ -123,42 +145,6 @@ export function createUpgradeProxy(
     });
     upstream.end();
   }
-
-  return function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const bad = hostFieldProblem(scanRequestHeaders(req.rawHeaders).hosts, req.httpVersion === '1.1');
-    if (bad !== null) {
-      sendSocketError(socket, bad);
-      return;
-    }
-    const svc = router.match(req.headers.host);
-    if (svc === undefined) {
-      sendSocketError(socket, unknownHost(req.headers.host, router.knownHosts));
-      return;
-    }
-    const rk = resolveRequestKey(req, svc, keys);
-    const key = rk.key;
-    const early = readEarly(socket, head);
-    const s = scheduler.route(svc, key);
-    if (s !== undefined) {
-      forward(req, socket, early, s, rk);
-      return;
-    }
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    socket.once('close', onClose);
-    socket.on('error', () => socket.destroy());
-    scheduler.acquire(svc, key, gone.signal, requestClient(req, keys.trusted)).then(
-      (placed) => {
-        socket.off('close', onClose);
-        if (gone.signal.aborted) scheduler.release(placed);
-        else forward(req, socket, early, placed, rk);
-      },
-      (err: unknown) => {
-        socket.off('close', onClose);
-        if (!gone.signal.aborted) sendSocketError(socket, err instanceof TetherError ? err : upstreamFailed('?'));
-      },
-    );
-  };
 }
 
 /** Reads a client socket until the upgrade is answered. */

@@ -23,10 +23,10 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { z } from 'zod';
 import type { AuthContext } from '../../auth/auth-context.ts';
 import type { Clock } from '../../common/clock.ts';
-import { TetherError } from '../../common/errors.ts';
+import { TetherError, toTetherError } from '../../common/errors.ts';
 import type { Leases } from '../../memory/resume/leases.ts';
 import type { ResumeCalls } from '../calls/resume-calls.ts';
-import { sendError, toTetherError } from '../error-handler.ts';
+import { sendError } from '../error-handler.ts';
 import { resumeTools } from './resume-tools.ts';
 import { type McpSession, type McpSessionContext, McpSessions } from './sessions.ts';
 import { type MemoryTool, type MemoryToolDeps, memoryTools, toolInputJsonSchema } from './tools.ts';
