@@ -1,7 +1,7 @@
 /**
  * @module
  * The `InstanceRuntime` interface: how the gateway starts, pauses, resumes and deletes instances.
- * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts (processes,
+ * No scheduling here (that is the gateway's scheduler). Implemented by local/local-runtime.ts (processes,
  * optionally isolated) and kubernetes/kubernetes-runtime.ts (agent-sandbox claims). State is observed, not
  * assumed: `pause` resolves once the runtime saw the instance stopped, and `list`/`adopt` let a restarted
  * gateway take back the instances a previous one left running (the session store says which are still bound).

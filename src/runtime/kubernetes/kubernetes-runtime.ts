@@ -15,7 +15,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
-import type { ServiceConfig } from '../../gateway/services/service-config.ts';
 import { SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
 import { type Informer, startInformer } from '../../kube/informer.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
@@ -31,6 +30,7 @@ import type {
   ObservedInstance,
   StartedInstance,
 } from '../runtime.ts';
+import type { ServiceSpec } from '../service-spec.ts';
 import { createOrTakeOver } from './claim-create.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
 import { type Observed, observe, observedInstance } from './observed.ts';
@@ -42,7 +42,7 @@ import { Waiters } from './waiters.ts';
 export interface KubernetesRuntimeOptions extends SandboxObjectOptions {
   kubeconfig: KubeConfig;
   client: ObjectClient;
-  services: readonly ServiceConfig[];
+  services: readonly ServiceSpec[];
   log: Logger;
   clock: Clock;
   /** Longest wait for a pause or resume to be observed (ms). @default 60000 */
@@ -55,7 +55,7 @@ interface Instance {
   name: string;
   claim: string;
   uid: string;
-  cfg: ServiceConfig;
+  cfg: ServiceSpec;
   requested: boolean;
   /** What its start, pause or resume waits for now, and since when (the runtime's clock). */
   wait?: { goal: WaitGoal; since: number };
@@ -73,7 +73,7 @@ export class KubernetesRuntime implements InstanceRuntime {
   readonly #byClaim = new Map<string, Instance>();
   readonly #listeners: ((name: string, exit: InstanceExit) => void)[] = [];
   readonly #sync: ServiceSync;
-  #services: readonly ServiceConfig[];
+  #services: readonly ServiceSpec[];
   #closed = false;
 
   constructor(options: KubernetesRuntimeOptions) {
@@ -121,7 +121,7 @@ export class KubernetesRuntime implements InstanceRuntime {
    * Takes a new set of services (a reload): templates and pools follow at the next pass, which runs now;
    * claims of removed services are deleted by it; live claims keep their sandboxes.
    */
-  setServices(services: readonly ServiceConfig[]): void {
+  setServices(services: readonly ServiceSpec[]): void {
     this.#services = services;
     for (const inst of this.#instances.values()) {
       const cfg = services.find((s) => s.name === inst.cfg.name);

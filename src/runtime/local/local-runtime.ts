@@ -7,7 +7,7 @@
  * (orphans.ts), so a later runtime can `list` and `adopt` what a stopped or SIGKILLed gateway left.
  * With an `isolation` (isolation/sandbox.ts) each instance is spawned, paused and signalled through its
  * sandbox, and ends with this runtime: isolated instances are never detached nor adopted (see orphans.ts).
- * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
+ * No scheduling; the gateway drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';

@@ -10,6 +10,7 @@ import { after, before } from 'node:test';
 import { ManualClock } from '../../../src/common/clock.ts';
 import { silentLogger } from '../../../src/common/log.ts';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../../../src/gateway/services/runtime-spec.ts';
 import { SANDBOX_CLAIM } from '../../../src/kube/agent-sandbox.ts';
 import { loadKubeConfig } from '../../../src/kube/client.ts';
 import { createObjectClient } from '../../../src/kube/object-client.ts';
@@ -39,7 +40,7 @@ spec:
           ports:
             - containerPort: ${POD_PORT}
 `;
-const services = parseManifestText(yaml, '/tmp/conformance.yaml', { runtime: 'kubernetes' });
+const services = runtimeServiceSpecs(parseManifestText(yaml, '/tmp/conformance.yaml', { runtime: 'kubernetes' }));
 
 let kube: KubeDouble;
 before(async () => {
