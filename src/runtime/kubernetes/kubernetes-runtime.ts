@@ -133,7 +133,8 @@ export class KubernetesRuntime implements InstanceRuntime {
 
   /** Resolves when the first lists of claims and sandboxes are done (tests, start-up). */
   async synced(): Promise<void> {
-    await Promise.all([this.#claims.synced, this.#sandboxes.synced, this.#pods.synced, this.#sync.firstPass]);
+    // Not the pods: a Role without them (a chart before pods were read) only loses crash detection, never the start.
+    await Promise.all([this.#claims.synced, this.#sandboxes.synced, this.#sync.firstPass]);
   }
 
   /**
