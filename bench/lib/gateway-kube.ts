@@ -14,6 +14,7 @@ import { ManualClock, systemClock } from '../../src/common/clock.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { startGateway } from '../../src/gateway/gateway.ts';
 import { parseManifestText } from '../../src/gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../../src/gateway/services/runtime-spec.ts';
 import { loadKubeConfig } from '../../src/kube/client.ts';
 import { createObjectClient } from '../../src/kube/object-client.ts';
 import { KubernetesRuntime } from '../../src/runtime/kubernetes/kubernetes-runtime.ts';
@@ -131,7 +132,7 @@ export async function benchKubernetesSessions(): Promise<void> {
     kubeconfig,
     client: createObjectClient(kubeconfig, 5000),
     namespace: 'agents',
-    services,
+    services: runtimeServiceSpecs(services),
     log: silentLogger(),
     clock,
   });

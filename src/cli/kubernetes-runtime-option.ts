@@ -9,6 +9,7 @@ import type { Clock } from '../common/clock.ts';
 import { parseDuration } from '../common/durations.ts';
 import type { Logger } from '../common/log.ts';
 import { loadServices } from '../gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../gateway/services/runtime-spec.ts';
 import type { ServiceConfig } from '../gateway/services/service-config.ts';
 import { loadKubeConfig } from '../kube/client.ts';
 import { createObjectClient } from '../kube/object-client.ts';
@@ -56,7 +57,7 @@ export async function kubernetesRuntime(
     kubeconfig,
     client: createObjectClient(kubeconfig, Math.round(timeoutMs)),
     namespace: flags.namespace,
-    services,
+    services: runtimeServiceSpecs(services),
     memoryUrl: flags.memoryUrl,
     audience: flags.audience,
     serviceAccount: flags.sandboxServiceAccount,
@@ -75,7 +76,7 @@ export async function kubernetesRuntime(
     services: forCore(services),
     reloadServices: async () => {
       const next = await loadServices(flags.services, { runtime: 'kubernetes' });
-      runtime.setServices(next);
+      runtime.setServices(runtimeServiceSpecs(next));
       return forCore(next);
     },
   };

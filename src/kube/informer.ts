@@ -43,7 +43,8 @@ export interface Informer {
 
 /** Starts a list+watch of `type` in `namespace`. */
 export function startInformer(o: InformerOptions): Informer {
-  const path = `/apis/${apiVersionOf(o.type)}/namespaces/${o.namespace}/${o.type.plural}`;
+  const root = o.type.group === '' ? '/api' : '/apis'; // core kinds (pods) live under /api
+  const path = `${root}/${apiVersionOf(o.type)}/namespaces/${o.namespace}/${o.type.plural}`;
   const listFn = async () => {
     const out = await o.client.list(o.type, o.namespace, o.labelSelector);
     healthy = true;

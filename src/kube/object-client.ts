@@ -1,12 +1,13 @@
 /**
  * @module
- * Namespaced custom objects (agent-sandbox kinds) over @kubernetes/client-node 1.x: get, list, create,
+ * Namespaced custom objects (agent-sandbox kinds) over @kubernetes/client-node 1.x: get, list (pods too), create,
  * JSON merge patch, delete, each with the per-call timeout and keep-alive agent of `client.ts`; every
  * failure a `KubeRequestError` (404 as null / false). Watching is `informer.ts`. Used by the Kubernetes
  * runtime and the memory server's claim watcher.
  */
 import {
   type ConfigurationOptions,
+  CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
   type ObservableMiddleware,
@@ -50,6 +51,7 @@ export function createObjectClient(kc: KubeConfig, timeoutMs = DEFAULT_REQUEST_T
     );
   }
   const api = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
   const reuse = keepAliveAgents();
   const call = <T>(what: string, run: (o: ConfigurationOptions<ObservableMiddleware>) => Promise<T>) =>
     withTimeout(what, timeoutMs, run, reuse);
@@ -72,8 +74,11 @@ export function createObjectClient(kc: KubeConfig, timeoutMs = DEFAULT_REQUEST_T
     },
     async list(type, namespace, labelSelector) {
       const what = label('list', type, namespace);
+      // Core pods (the Kubernetes runtime watches its sandboxes' containers) are no custom objects.
       const out = await call(what, (o) =>
-        api.listNamespacedCustomObject({ ...where(type, namespace), labelSelector }, o),
+        type.group === '' && type.plural === 'pods'
+          ? core.listNamespacedPod({ namespace, labelSelector }, o)
+          : api.listNamespacedCustomObject({ ...where(type, namespace), labelSelector }, o),
       );
       if (!out || !Array.isArray(out.items)) throw new KubeRequestError(what, 'bad_response');
       return {

@@ -1,7 +1,7 @@
 /**
  * @module
  * The `InstanceRuntime` interface: how the gateway starts, pauses, resumes and deletes instances.
- * No scheduling here (that is src/gateway/scheduler.ts). Implemented by local/local-runtime.ts (processes,
+ * No scheduling here (that is the gateway's scheduler). Implemented by local/local-runtime.ts (processes,
  * optionally isolated) and kubernetes/kubernetes-runtime.ts (agent-sandbox claims). State is observed, not
  * assumed: `pause` resolves once the runtime saw the instance stopped, and `list`/`adopt` let a restarted
  * gateway take back the instances a previous one left running (the session store says which are still bound).
@@ -126,7 +126,12 @@ export interface ClusterWait {
 export interface InstanceExit {
   code: number | null;
   signal: string | null;
-  /** True when the runtime was asked to delete it. */
+  /**
+   * True only when it ended because `delete` (or `close`) was called for it. False when it ended by itself
+   * (its app exited or crashed, the cluster or someone else ended it) and for every failed start (exited
+   * before ready, crash-looping, not ready in time, refused by the cluster), even when the runtime itself
+   * cleaned up after that start (killed what was left, deleted or released its claim).
+   */
   requested: boolean;
 }
 
@@ -142,7 +147,8 @@ export interface LogLine {
 export interface InstanceRuntime {
   /**
    * Starts an instance and resolves when it is ready.
-   * @throws {Error} when it exits before ready or is not ready within `spec.startTimeoutMs` (it is then killed).
+   * @throws {Error} when its app exits before ready (at once, as soon as the runtime sees it: a local exit, a
+   *   container terminated or crash-looping) or it is not ready within `spec.startTimeoutMs` (it is then killed).
    */
   start(spec: InstanceSpec): Promise<StartedInstance>;
   /**
@@ -158,7 +164,11 @@ export interface InstanceRuntime {
   delete(name: string): Promise<void>;
   /** Captured output of a live or recently ended instance, oldest first; undefined when unknown. */
   logs(name: string): LogLine[] | undefined;
-  /** Called once per instance when it ends for any reason (after start resolved or not). */
+  /**
+   * Called once per instance when it ends for any reason (after start resolved or not): its app exits (a
+   * local process, a sandbox's container that terminates or crash-loops), it is deleted, or it is ended from
+   * outside. Not for a start refused before anything ran. See `InstanceExit.requested` for who asked.
+   */
   onExit(listener: (name: string, exit: InstanceExit) => void): void;
   /**
    * Instances that are alive but managed by no live runtime (left by a gateway that stopped or crashed),

@@ -1,7 +1,9 @@
 /**
  * The double's agent-sandbox controllers: a warm pool fills with Ready sandboxes whose pods are real
  * processes on their own loopback address; a claim adopts a Ready pool sandbox and the pool refills;
- * `Suspended` removes the pod, `Running` brings a new one (new address, new process).
+ * `Suspended` removes the pod, `Running` brings a new one (new address, new process); a container that exits
+ * shows on its pod as the real kubelet writes it (CrashLoopBackOff and a restart under `restartPolicy: Always`,
+ * phase Failed and a Finished Sandbox under `Never`).
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -142,5 +144,69 @@ describe('SandboxController', () => {
     );
     // The process gets SIGTERM once its Pod object is gone: a bounded wait for the port to close.
     await refused(ip);
+  });
+
+  it('shows an exited container as the kubelet does: crash-looping and restarted (Always), or Failed and Finished (Never)', async () => {
+    type Status = {
+      phase: string;
+      containerStatuses: {
+        restartCount: number;
+        state: { waiting?: { reason: string }; running?: unknown; terminated?: { exitCode: number; reason: string } };
+        lastState: { terminated?: { exitCode: number; reason: string } };
+      }[];
+    };
+    const sandboxOf = (name: string, restartPolicy?: string) =>
+      kube.store.create(SANDBOX, {
+        apiVersion: 'agents.x-k8s.io/v1beta1',
+        kind: 'Sandbox',
+        metadata: { name, namespace: NS, uid: '', resourceVersion: '', creationTimestamp: '' },
+        spec: {
+          operatingMode: 'Running',
+          podTemplate: {
+            spec: {
+              ...(restartPolicy ? { restartPolicy } : {}),
+              containers: [
+                {
+                  name: 'app',
+                  image: 'x',
+                  command: ['node', '-e', 'process.exit(3)'],
+                  ports: [{ containerPort: PORT }],
+                },
+              ],
+            },
+          },
+        },
+      })!;
+    const podStatus = (name: string) => kube.store.get(POD, NS, name)?.status as Status | undefined;
+
+    sandboxOf('loops');
+    const looping = await until(() => {
+      const st = podStatus('loops');
+      return st?.containerStatuses?.[0]?.state.waiting?.reason === 'CrashLoopBackOff' ? st : undefined;
+    });
+    assert.equal(looping.phase, 'Running', 'a pod whose container is restarted stays Running');
+    assert.deepEqual(
+      {
+        exitCode: looping.containerStatuses[0]!.lastState.terminated?.exitCode,
+        reason: looping.containerStatuses[0]!.lastState.terminated?.reason,
+      },
+      { exitCode: 3, reason: 'Error' },
+    );
+    assert.equal(cond(kube.store.get(SANDBOX, NS, 'loops'), 'Ready'), 'False');
+    assert.equal(cond(kube.store.get(SANDBOX, NS, 'loops'), 'Finished'), undefined, 'not Finished: it restarts');
+
+    sandboxOf('ends', 'Never');
+    const failed = await until(() => (podStatus('ends')?.phase === 'Failed' ? podStatus('ends') : undefined));
+    assert.equal(failed.containerStatuses[0]!.state.terminated?.exitCode, 3);
+    const sb = await until(() => {
+      const s = kube.store.get(SANDBOX, NS, 'ends');
+      return cond(s, 'Finished') === 'True' ? s : undefined;
+    });
+    const ready = (sb.status as { conditions: { type: string; reason: string }[] }).conditions.find(
+      (c) => c.type === 'Ready',
+    );
+    assert.equal(ready?.reason, 'PodFailed');
+    kube.store.delete(SANDBOX, NS, 'loops');
+    kube.store.delete(SANDBOX, NS, 'ends');
   });
 });

@@ -4,7 +4,8 @@
  * level-based like the real ones: a SandboxWarmPool keeps `replicas` Sandboxes made from its template; a
  * SandboxClaim adopts a Ready pool Sandbox (controller reference moves to the claim) or gets a new one;
  * a Sandbox in `Running` has a Pod (a local process, `kubelet.ts`), in `Suspended` none; conditions
- * `Ready`/`Suspended` carry `observedGeneration`; dependents of a deleted owner are deleted. `halt()` stops
+ * `Ready`/`Suspended` carry `observedGeneration`; a pod that ended (Failed/Succeeded) makes the Sandbox
+ * `Finished` and not Ready (reason PodFailed/PodSucceeded); dependents of a deleted owner are deleted. `halt()` stops
  * reconciling (the controller down, the API server and pods going on) until `proceed()`.
  */
 import {
@@ -211,20 +212,35 @@ export class SandboxController {
       if (!pod) return;
     }
     const ip = this.kubelet.run(pod, () => this.#schedule());
-    const state = this.kubelet.state(pod.metadata.uid);
-    const ready = state?.ready === true;
-    const phase = state?.exited ? 'Failed' : ready ? 'Running' : 'Pending';
-    const podStatus = { phase, podIP: ip, podIPs: [{ ip }] };
-    if (JSON.stringify(pod.status) !== JSON.stringify(podStatus))
-      this.#store.update(POD, { ...pod, status: podStatus });
-    const reason = ready ? 'DependenciesReady' : state?.exited ? 'PodFailed' : 'DependenciesNotReady';
+    const podStatus = this.kubelet.podStatus(pod.metadata.uid);
+    if (podStatus && JSON.stringify(pod.status) !== JSON.stringify(podStatus))
+      this.#store.update(POD, { ...pod, status: { ...podStatus } });
+    // As agent-sandbox's computeReadyCondition / computeFinishedCondition: a pod that ended (Failed or
+    // Succeeded: its containers are not restarted) makes the Sandbox Finished and not Ready for that reason;
+    // a container that crashes and is restarted only makes the pod, so the Sandbox, not Ready.
+    const phase = podStatus?.phase ?? 'Pending';
+    const ready = podStatus?.conditions.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+    const ended = phase === 'Failed' || phase === 'Succeeded';
+    const endReason = phase === 'Failed' ? 'PodFailed' : 'PodSucceeded';
+    const endMessage = phase === 'Failed' ? 'Pod failed' : 'Pod completed successfully';
+    const readyCondition: [string, boolean, string, string | undefined] = ended
+      ? ['Ready', false, endReason, endMessage]
+      : ready
+        ? ['Ready', true, 'DependenciesReady', 'Pod is Ready']
+        : [
+            'Ready',
+            false,
+            'DependenciesNotReady',
+            phase === 'Running' ? 'Pod is Running but not Ready' : `Pod exists with phase: ${phase}`,
+          ];
     this.#setStatus(SANDBOX, sandbox, {
       conditions: conditions(sandbox, [
-        ['Ready', ready, reason, ready ? 'pod is ready' : 'pod is not ready'],
+        readyCondition,
         ['Suspended', false, 'SandboxRunning', 'the sandbox is running'],
+        ...(ended ? [['Finished', true, endReason, endMessage] as [string, boolean, string, string]] : []),
       ]),
       serviceFQDN: fqdn,
-      ...(ready ? { podIPs: [ip] } : {}),
+      ...(ready && !ended ? { podIPs: [ip] } : {}),
     });
   }
 

@@ -2,7 +2,7 @@
  * @module
  * The RBAC the API-server double enforces, one Role per user, written as Kubernetes `PolicyRule`s: the
  * memory server's (get pods, sandboxes, sandboxclaims; list and watch sandboxclaims) and the gateway's
- * (claims, templates, pools: all it writes; sandboxes: read and patch). The Helm chart test compares the
+ * (claims, templates, pools: all it writes; sandboxes: read and patch; pods: read). The Helm chart test compares the
  * chart's Roles with these, so the double refuses exactly what a cluster with the chart would refuse.
  */
 
@@ -28,6 +28,8 @@ export const GATEWAY_RULES: readonly PolicyRule[] = Object.freeze([
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   },
   { apiGroups: ['agents.x-k8s.io'], resources: ['sandboxes'], verbs: ['get', 'list', 'watch', 'patch'] },
+  // Read only: a sandbox's container that terminates or crash-loops shows only on its pod.
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
 ]);
 
 /** True when `rules` allow `verb` on `resource` (a plural, or `plural/status`) of `group`. */

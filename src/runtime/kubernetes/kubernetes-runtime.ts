@@ -8,15 +8,17 @@
  * `list` = the claims labelled as ours that no instance here owns, `adopt` = rebind an instance to its claim
  * (same uid); a leftover nobody adopts is found again by its session's next request (the claim is named after
  * the session) or reaped by the services' idle policy (`service-sync.ts`), so the gateway never deletes it.
- * A failed start deletes a claim it made but releases one it took over (a returning session's). `waitingOn`
+ * A failed start deletes a claim it made but releases one it took over (a returning session's). The pods are
+ * watched too (`app-exit.ts`): a container that terminates or crash-loops fails a start at once, and an app
+ * that ends after it was ready ends its instance (claim deleted, `onExit` not requested), as a local process
+ * that exits does. `onExit.requested` is true only after `delete`; a failed start reports false. `waitingOn`
  * says what a start, pause or resume waits for the cluster to do (`wait-reason.ts`), for the gateway's
  * request deadline and admin API.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
-import type { ServiceConfig } from '../../gateway/services/service-config.ts';
-import { SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
+import { POD, SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
 import { type Informer, startInformer } from '../../kube/informer.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
@@ -31,6 +33,8 @@ import type {
   ObservedInstance,
   StartedInstance,
 } from '../runtime.ts';
+import type { ServiceSpec } from '../service-spec.ts';
+import { type AppEnd, appEnded, ownPod, podNameOf, type ReadyMark, readyMark } from './app-exit.ts';
 import { createOrTakeOver } from './claim-create.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
 import { type Observed, observe, observedInstance } from './observed.ts';
@@ -42,7 +46,7 @@ import { Waiters } from './waiters.ts';
 export interface KubernetesRuntimeOptions extends SandboxObjectOptions {
   kubeconfig: KubeConfig;
   client: ObjectClient;
-  services: readonly ServiceConfig[];
+  services: readonly ServiceSpec[];
   log: Logger;
   clock: Clock;
   /** Longest wait for a pause or resume to be observed (ms). @default 60000 */
@@ -55,8 +59,14 @@ interface Instance {
   name: string;
   claim: string;
   uid: string;
-  cfg: ServiceConfig;
+  cfg: ServiceSpec;
   requested: boolean;
+  /** Set when its start failed: its end is then not `requested`, whatever cleanup the runtime did. */
+  startFailed?: boolean;
+  /** How its app ended by itself, once seen. */
+  end?: AppEnd;
+  /** Its app as last seen ready (start, resume, adopt); cleared while a pause runs. Undefined: not watched. */
+  ready?: ReadyMark;
   /** What its start, pause or resume waits for now, and since when (the runtime's clock). */
   wait?: { goal: WaitGoal; since: number };
 }
@@ -68,12 +78,13 @@ export class KubernetesRuntime implements InstanceRuntime {
   readonly #o: KubernetesRuntimeOptions;
   readonly #claims: Informer;
   readonly #sandboxes: Informer;
+  readonly #pods: Informer;
   readonly #waiters = new Waiters();
   readonly #instances = new Map<string, Instance>();
   readonly #byClaim = new Map<string, Instance>();
   readonly #listeners: ((name: string, exit: InstanceExit) => void)[] = [];
   readonly #sync: ServiceSync;
-  #services: readonly ServiceConfig[];
+  #services: readonly ServiceSpec[];
   #closed = false;
 
   constructor(options: KubernetesRuntimeOptions) {
@@ -93,9 +104,17 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#sandboxes = startInformer({
       ...common,
       type: SANDBOX,
-      onUpsert: () => this.#waiters.check(),
-      onDelete: () => this.#waiters.check(),
+      onUpsert: () => this.#changed(),
+      onDelete: () => this.#changed(),
       onError: onError('sandboxes'),
+    });
+    this.#pods = startInformer({
+      ...common,
+      type: POD,
+      labelSelector: LABELS.service, // the pods of every service's template (objects.ts)
+      onUpsert: () => this.#changed(),
+      onDelete: () => this.#changed(),
+      onError: onError('pods'),
     });
     this.#sync = new ServiceSync({
       ...options,
@@ -114,6 +133,7 @@ export class KubernetesRuntime implements InstanceRuntime {
 
   /** Resolves when the first lists of claims and sandboxes are done (tests, start-up). */
   async synced(): Promise<void> {
+    // Not the pods: a Role without them (a chart before pods were read) only loses crash detection, never the start.
     await Promise.all([this.#claims.synced, this.#sandboxes.synced, this.#sync.firstPass]);
   }
 
@@ -121,7 +141,7 @@ export class KubernetesRuntime implements InstanceRuntime {
    * Takes a new set of services (a reload): templates and pools follow at the next pass, which runs now;
    * claims of removed services are deleted by it; live claims keep their sandboxes.
    */
-  setServices(services: readonly ServiceConfig[]): void {
+  setServices(services: readonly ServiceSpec[]): void {
     this.#services = services;
     for (const inst of this.#instances.values()) {
       const cfg = services.find((s) => s.name === inst.cfg.name);
@@ -166,11 +186,14 @@ export class KubernetesRuntime implements InstanceRuntime {
       );
       // A session coming back to its claim after a gateway restart may find it suspended: resume it.
       const podIp = seen.phase === 'ready' ? seen.podIp : (await this.resume(spec.name)).host;
+      if (seen.phase === 'ready') this.#markReady(inst);
       this.#o.log.info({ instance: spec.name, claim: claimName, sandbox: seen.sandbox, podIp }, 'sandbox ready');
       return { name: spec.name, pid: null, incarnation: inst.uid, host: podIp, port: containerPort(cfg) };
     } catch (err) {
       // A claim this start made goes; one it took over (a returning session's, with its volumes) stays,
-      // for the session's next request or the services' idle policy (service-sync.ts).
+      // for the session's next request or the services' idle policy (service-sync.ts). Either way the
+      // instance ends because its start failed, not because it was asked to: `requested` is false.
+      inst.startFailed = true;
       if (created) await this.delete(spec.name).catch(() => {});
       else this.#release(inst);
       throw err;
@@ -187,6 +210,7 @@ export class KubernetesRuntime implements InstanceRuntime {
 
   async pause(name: string): Promise<void> {
     const inst = this.#mustGet(name);
+    inst.ready = undefined; // a suspended sandbox's pod goes: no app exit
     const generation = await this.#setMode(inst, 'Suspended');
     try {
       await this.#until(
@@ -200,6 +224,7 @@ export class KubernetesRuntime implements InstanceRuntime {
       // Not observed suspended: the gateway takes it as running again, so the cluster must not suspend it
       // later behind its back (a controller that comes back would). Best effort: the error is the pause's.
       if (this.#instances.has(name)) await this.#setMode(inst, 'Running').catch(() => {});
+      if (this.#instances.has(name)) this.#markReady(inst);
       throw err;
     }
   }
@@ -214,6 +239,7 @@ export class KubernetesRuntime implements InstanceRuntime {
       (o) => (o.phase === 'ready' ? o : undefined),
       generation,
     );
+    this.#markReady(inst);
     return { host: ready.podIp, port: containerPort(inst.cfg) };
   }
 
@@ -281,6 +307,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     }
     const now = this.#claimOf(inst);
     const found = now && this.#observed(now);
+    if (found?.state === 'running') this.#markReady(inst);
     this.#o.log.info({ instance: inst.name, claim: name }, 'claim adopted');
     return found ? { ...found, name: inst.name } : undefined;
   }
@@ -297,6 +324,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#sync.stop();
     this.#claims.stop();
     this.#sandboxes.stop();
+    this.#pods.stop();
     this.#waiters.rejectAll(new Error('runtime is closed'));
   }
 
@@ -329,7 +357,12 @@ export class KubernetesRuntime implements InstanceRuntime {
         if (!this.#instances.has(inst.name)) throw new Error(`instance ${inst.name} is gone`);
         const claim = this.#claimOf(inst);
         if (!claim) return undefined;
-        const o = observe(claim, this.#sandboxOf(claim));
+        const sandbox = this.#sandboxOf(claim);
+        const o = observe(claim, sandbox);
+        if (what === 'ready' && o.phase === 'starting' && sandbox) {
+          const end = appEnded(sandbox, this.#podOf(sandbox));
+          if (end) throw new Error(`sandbox of ${inst.name} will not be ready: ${end.reason}`);
+        }
         if (o.phase !== 'unbound' && minGeneration > 0) {
           const gen = this.#sandboxes.get(o.sandbox)?.metadata.generation ?? 0;
           if (gen < minGeneration) return undefined;
@@ -382,7 +415,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#byClaim.delete(inst.claim);
     this.#instances.delete(inst.name);
     this.#o.log.warn({ instance: inst.name, claim: inst.claim }, 'claim released: its start failed, the claim stays');
-    for (const l of this.#listeners) l(inst.name, { code: null, signal: null, requested: true });
+    for (const l of this.#listeners) l(inst.name, { code: null, signal: null, requested: false });
     this.#waiters.check();
   }
 
@@ -394,8 +427,46 @@ export class KubernetesRuntime implements InstanceRuntime {
       this.#instances.delete(inst.name);
       this.#sync.gone(name);
       if (!inst.requested) this.#o.log.warn({ instance: inst.name, claim: name }, 'claim deleted from outside');
-      for (const l of this.#listeners) l(inst.name, { code: null, signal: null, requested: inst.requested });
+      const requested = inst.requested && !inst.startFailed;
+      for (const l of this.#listeners) l(inst.name, { code: inst.end?.code ?? null, signal: null, requested });
     }
     this.#waiters.check();
+  }
+
+  /** A watched object changed: waits re-check, and a ready app that ended ends its instance. */
+  #changed(): void {
+    this.#waiters.check();
+    for (const inst of [...this.#instances.values()]) {
+      if (!inst.ready || inst.requested || inst.end) continue;
+      const claim = this.#claimOf(inst);
+      const sandbox = claim && this.#sandboxOf(claim);
+      const mode = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode;
+      if (!sandbox || mode === 'Suspended') continue;
+      const pod = this.#podOf(sandbox);
+      // Ready was seen before its pod was: the pod as first seen is the mark.
+      if (inst.ready.podUid === '' && pod) inst.ready = readyMark(pod);
+      const end = appEnded(sandbox, pod, inst.ready);
+      if (end) this.#appEnded(inst, end);
+    }
+  }
+
+  /** Its app ended by itself: the instance ends (as a local process that exits), its claim deleted. */
+  #appEnded(inst: Instance, end: AppEnd): void {
+    inst.end = end;
+    this.#o.log.warn({ instance: inst.name, claim: inst.claim, reason: end.reason }, 'instance app ended');
+    this.#sync.deleteLater(inst.claim, inst.uid); // retried by the resync if this delete fails
+    void this.#o.client.delete(SANDBOX_CLAIM, this.#o.namespace, inst.claim).catch(() => {});
+    this.#claimGone(inst.claim, inst.uid);
+  }
+
+  /** Remembers the app's pod as it is now that it was seen ready, to notice a later restart. */
+  #markReady(inst: Instance): void {
+    const claim = this.#claimOf(inst);
+    const sandbox = claim && this.#sandboxOf(claim);
+    inst.ready = (sandbox && readyMark(this.#podOf(sandbox))) ?? { podUid: '', restarts: 0 };
+  }
+
+  #podOf(sandbox: KubeResource): KubeResource | undefined {
+    return ownPod(sandbox, this.#pods.get(podNameOf(sandbox)));
   }
 }

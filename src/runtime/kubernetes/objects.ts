@@ -1,14 +1,14 @@
 /**
  * @module
- * The agent-sandbox objects the Kubernetes runtime writes, as pure functions of a service's config: one
+ * The agent-sandbox objects the Kubernetes runtime writes, as pure functions of a `ServiceSpec`: one
  * SandboxTemplate (the Knative container with `PORT`/`K_*` as Knative sets them, the projected token for
  * audience `tether`, the sandbox NetworkPolicy) and one SandboxWarmPool per service, one SandboxClaim per
  * session (never with `env`, which would skip the warm pool). Labels say who manages them. No I/O.
  */
 
-import type { ServiceConfig } from '../../gateway/services/service-config.ts';
 import { apiVersionOf, SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../kube/agent-sandbox.ts';
 import type { KubeResource } from '../../kube/types.ts';
+import type { ServiceSpec } from '../service-spec.ts';
 
 /** Labels on every object the gateway writes. */
 export const LABELS = Object.freeze({
@@ -28,7 +28,7 @@ export const TOKEN_DIR = '/var/run/secrets/tether';
 /** The container port when the manifest names none (Knative's default). */
 export const DEFAULT_PORT = 8080;
 
-/** What the objects need beyond the service config. */
+/** What the objects need beyond the service spec. */
 export interface SandboxObjectOptions {
   /** The sandbox namespace. */
   namespace: string;
@@ -43,17 +43,17 @@ export interface SandboxObjectOptions {
 }
 
 /** The container port of a service. */
-export function containerPort(cfg: ServiceConfig): number {
-  return cfg.container.containerPort ?? DEFAULT_PORT;
+export function containerPort(cfg: ServiceSpec): number {
+  return cfg.container.port ?? DEFAULT_PORT;
 }
 
-function labels(cfg: ServiceConfig): Record<string, string> {
+function labels(cfg: ServiceSpec): Record<string, string> {
   return { [LABELS.managedBy]: MANAGER, [LABELS.service]: cfg.name };
 }
 
 /** The SandboxTemplate of a service (named like it). */
-export function templateFor(cfg: ServiceConfig, o: SandboxObjectOptions): KubeResource {
-  const raw = cfg.container.raw;
+export function templateFor(cfg: ServiceSpec, o: SandboxObjectOptions): KubeResource {
+  const c = cfg.container;
   const port = containerPort(cfg);
   const env: { name: string; value: string }[] = [];
   const set = (name: string, value: string) => {
@@ -61,7 +61,7 @@ export function templateFor(cfg: ServiceConfig, o: SandboxObjectOptions): KubeRe
     if (at >= 0) env.splice(at, 1);
     env.push({ name, value });
   };
-  for (const [name, value] of Object.entries(cfg.container.env)) set(name, value);
+  for (const [name, value] of Object.entries(c.env)) set(name, value);
   // What Knative gives every container, and where the agent finds the memory server and its token.
   set('PORT', String(port));
   set('K_SERVICE', cfg.name);
@@ -71,15 +71,15 @@ export function templateFor(cfg: ServiceConfig, o: SandboxObjectOptions): KubeRe
   set('TETHER_TOKEN_FILE', `${TOKEN_DIR}/token`);
   set('TETHER_AUDIENCE', o.audience ?? 'tether');
   const container: Record<string, unknown> = {
-    name: typeof raw.name === 'string' && raw.name ? raw.name : 'app',
-    ...(cfg.container.image ? { image: cfg.container.image } : {}),
-    ...(Array.isArray(raw.command) ? { command: raw.command } : {}),
-    ...(Array.isArray(raw.args) ? { args: raw.args } : {}),
-    ...(typeof raw.workingDir === 'string' ? { workingDir: raw.workingDir } : {}),
+    name: c.name || 'app',
+    ...(c.image ? { image: c.image } : {}),
+    ...(c.command ? { command: c.command } : {}),
+    ...(c.args ? { args: c.args } : {}),
+    ...(c.workingDir !== undefined ? { workingDir: c.workingDir } : {}),
     env,
     ports: [{ containerPort: port, protocol: 'TCP' }],
-    ...(raw.resources && typeof raw.resources === 'object' ? { resources: raw.resources } : {}),
-    ...(raw.readinessProbe && typeof raw.readinessProbe === 'object' ? { readinessProbe: raw.readinessProbe } : {}),
+    ...(c.resources ? { resources: c.resources } : {}),
+    ...(c.readinessProbe ? { readinessProbe: c.readinessProbe } : {}),
     volumeMounts: [{ name: 'tether-token', mountPath: TOKEN_DIR, readOnly: true }],
   };
   return {
@@ -156,7 +156,7 @@ function sandboxNetworkPolicy(memoryNamespace: string): Record<string, unknown> 
 }
 
 /** The SandboxWarmPool of a service: `replicas` = its `warm-pool` annotation (0 when absent). */
-export function warmPoolFor(cfg: ServiceConfig, o: SandboxObjectOptions): KubeResource {
+export function warmPoolFor(cfg: ServiceSpec, o: SandboxObjectOptions): KubeResource {
   return {
     apiVersion: apiVersionOf(SANDBOX_WARM_POOL),
     kind: SANDBOX_WARM_POOL.kind,
@@ -178,7 +178,7 @@ export interface ClaimIdentity {
 }
 
 /** The SandboxClaim of one instance, from the service's warm pool. */
-export function claimFor(cfg: ServiceConfig, id: ClaimIdentity, o: SandboxObjectOptions): KubeResource {
+export function claimFor(cfg: ServiceSpec, id: ClaimIdentity, o: SandboxObjectOptions): KubeResource {
   return {
     apiVersion: apiVersionOf(SANDBOX_CLAIM),
     kind: SANDBOX_CLAIM.kind,

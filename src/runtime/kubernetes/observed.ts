@@ -1,8 +1,8 @@
 /**
  * @module
  * What a claim and its Sandbox say about an instance, as a pure function of the objects (observed state,
- * never what was asked): not bound yet, starting, ready at pod IP, suspending or suspended (a pod that fails
- * stays `starting`: the cluster restarts it, and a start that never gets Ready fails at its timeout). A
+ * never what was asked): not bound yet, starting, ready at pod IP, suspending or suspended (a pod whose app
+ * crashed stays `starting` here; `app-exit.ts` reads the pod to tell a crash from a slow start). A
  * condition counts only when its `observedGeneration` has caught up with the Sandbox's `generation`, so a
  * patch just sent is never mistaken for done. Used by `kubernetes-runtime.ts` to wait by watch.
  */

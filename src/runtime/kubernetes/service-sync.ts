@@ -11,7 +11,6 @@
  */
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
-import type { ServiceConfig } from '../../gateway/services/service-config.ts';
 import {
   type ResourceType,
   SANDBOX,
@@ -22,6 +21,7 @@ import {
 import { KubeRequestError } from '../../kube/errors.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
+import type { ServiceSpec } from '../service-spec.ts';
 import { LABELS, MANAGED_SELECTOR, type SandboxObjectOptions, templateFor, warmPoolFor } from './objects.ts';
 import { observe } from './observed.ts';
 import { ownedPatch, withLastApplied } from './owned-diff.ts';
@@ -30,7 +30,7 @@ import { ownedPatch, withLastApplied } from './owned-diff.ts';
 export interface ServiceSyncOptions extends SandboxObjectOptions {
   client: ObjectClient;
   /** The services as they are now (a reload changes them). */
-  services: () => readonly ServiceConfig[];
+  services: () => readonly ServiceSpec[];
   log: Logger;
   clock: Clock;
   /** @default 30000 */
@@ -176,8 +176,8 @@ export class ServiceSync {
       if (!cfg) continue; // deleted with its service above
       const since = this.#orphanSince.get(name) ?? now;
       this.#orphanSince.set(name, since);
-      if (cfg.sessionTimeoutMs <= 0 || now - since < cfg.sessionTimeoutMs) continue;
-      if (cfg.idlePolicy === 'delete') {
+      if (cfg.idle.afterMs <= 0 || now - since < cfg.idle.afterMs) continue;
+      if (cfg.idle.policy === 'delete') {
         this.#o.log.info({ claim: name }, 'deleting an idle claim no session came back to');
         await this.#o.client.delete(SANDBOX_CLAIM, this.#o.namespace, name);
         this.gone(name);

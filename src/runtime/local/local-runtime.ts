@@ -7,7 +7,7 @@
  * (orphans.ts), so a later runtime can `list` and `adopt` what a stopped or SIGKILLed gateway left.
  * With an `isolation` (isolation/sandbox.ts) each instance is spawned, paused and signalled through its
  * sandbox, and ends with this runtime: isolated instances are never detached nor adopted (see orphans.ts).
- * No scheduling; the gateway (src/gateway/gateway.ts) drives it.
+ * No scheduling; the gateway drives it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';
@@ -125,7 +125,14 @@ export class LocalRuntime implements InstanceRuntime {
     }
     const env = instanceEnv(spec, port);
     const launch = sandbox?.launch(spec.argv, env) ?? { file, args, env, cwd: spec.workingDir };
-    const fds = openOutputFiles(this.#stateDir, spec.name); // created 0600 here, whoever writes them
+    let fds: ReturnType<typeof openOutputFiles>;
+    try {
+      fds = openOutputFiles(this.#stateDir, spec.name); // created 0600 here, whoever writes them
+    } catch (err) {
+      // Its state folder unusable (removed, full, read-only): nothing spawned, the sandbox given back.
+      await sandbox?.release();
+      throw new Error(`instance ${spec.name} could not start: its output files: ${(err as Error).message}`);
+    }
     let child: ChildProcess;
     try {
       child =
@@ -189,7 +196,8 @@ export class LocalRuntime implements InstanceRuntime {
         `instance ${spec.name} exited before it was ready (code ${exitInfo.code}, signal ${exitInfo.signal})`,
       );
     }
-    await this.delete(spec.name);
+    // Ended because its start failed, not because anyone asked: its onExit says requested false.
+    await this.#stop(spec.name, false);
     throw new Error(`instance ${spec.name} was not ready within ${spec.startTimeoutMs} ms`);
   }
 
@@ -209,10 +217,15 @@ export class LocalRuntime implements InstanceRuntime {
     await observeState(p.pid, (s) => !isStopped(s), `instance ${name} did not continue`);
   }
 
-  async delete(name: string): Promise<void> {
+  delete(name: string): Promise<void> {
+    return this.#stop(name, true);
+  }
+
+  /** Graceful stop, then forced after the grace period; `requested`: asked by `delete` (else a failed start). */
+  async #stop(name: string, requested: boolean): Promise<void> {
     const p = this.#procs.get(name);
     if (!p) return;
-    p.requested = true;
+    p.requested = requested;
     const kill = (signal: NodeJS.Signals) => (p.sandbox ? p.sandbox.signal(signal) : signalGroup(p.pid, signal));
     kill('SIGTERM');
     if (!p.sandbox) signalGroup(p.pid, 'SIGCONT'); // a stopped process must run to handle SIGTERM

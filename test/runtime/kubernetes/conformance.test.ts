@@ -4,16 +4,19 @@
  * As kubernetes-runtime.ts documents: pause = Suspended, which deletes the pod (resume brings a new pod, a
  * new address, the app's memory gone); claims outlive the runtime, so a restarted one lists and adopts
  * them; pids are null and logs are the cluster's. From outside, an instance ends when its claim is deleted;
- * the control plane is the API server, made to answer 500 mid-way.
+ * its app exits when the double's kubelet kills its container (restarted after a back-off, as a real one
+ * does: the runtime sees the crash on the pod); what it depends on is the API server, made to answer 500.
  */
 import { after, before } from 'node:test';
 import { ManualClock } from '../../../src/common/clock.ts';
 import { silentLogger } from '../../../src/common/log.ts';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../../../src/gateway/services/runtime-spec.ts';
 import { SANDBOX_CLAIM } from '../../../src/kube/agent-sandbox.ts';
 import { loadKubeConfig } from '../../../src/kube/client.ts';
 import { createObjectClient } from '../../../src/kube/object-client.ts';
 import { KubernetesRuntime } from '../../../src/runtime/kubernetes/kubernetes-runtime.ts';
+import { sandboxNameOf } from '../../../src/runtime/kubernetes/observed.ts';
 import type { InstanceSpec } from '../../../src/runtime/runtime.ts';
 import { waitFor } from '../../gateway/helpers/harness.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
@@ -39,7 +42,7 @@ spec:
           ports:
             - containerPort: ${POD_PORT}
 `;
-const services = parseManifestText(yaml, '/tmp/conformance.yaml', { runtime: 'kubernetes' });
+const services = runtimeServiceSpecs(parseManifestText(yaml, '/tmp/conformance.yaml', { runtime: 'kubernetes' }));
 
 let kube: KubeDouble;
 before(async () => {
@@ -57,8 +60,8 @@ function spec(app: 'serve' | 'crash'): InstanceSpec {
     argv: [], // the pod's command is the template's
     env: {},
     workingDir: '/',
-    // A crashing pod is restarted by the cluster, never "exited": its start fails at this timeout.
-    startTimeoutMs: app === 'serve' ? 10_000 : 2000,
+    // Long: a crash-looping container must fail its start at once, and the suite checks it was not this timeout.
+    startTimeoutMs: app === 'serve' ? 10_000 : 60_000,
   };
 }
 
@@ -86,6 +89,13 @@ async function kubeHarness(): Promise<RuntimeHarness> {
       // No session: the claim is named after the instance.
       kube.store.delete(SANDBOX_CLAIM, NAMESPACE, started.name);
     },
+    async exitApp(started) {
+      const claim = kube.store.get(SANDBOX_CLAIM, NAMESPACE, started.name);
+      const sandbox = claim && sandboxNameOf(claim);
+      if (!sandbox || !kube.controller!.kubelet.killContainer(NAMESPACE, sandbox)) {
+        throw new Error(`no running container for ${started.name}`);
+      }
+    },
     async gone(started) {
       // Pod addresses are loopback (127.100-199.x.x) under the double: asking there stays on this machine.
       if (!started.host.startsWith('127.')) throw new Error(`pod address ${started.host} is not loopback`);
@@ -99,7 +109,8 @@ async function kubeHarness(): Promise<RuntimeHarness> {
         { timeoutMs: 20_000 },
       );
     },
-    controlPlane: {
+    dependency: {
+      what: 'the API server',
       goDown: () => kube.goDown('error', 500),
       goUp: () => kube.goUp(),
     },

@@ -9,6 +9,7 @@ import { ManualClock } from '../../../src/common/clock.ts';
 import { silentLogger } from '../../../src/common/log.ts';
 import { type Gateway, type GatewayOptions, startGateway } from '../../../src/gateway/gateway.ts';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../../../src/gateway/services/runtime-spec.ts';
 import { SANDBOX_CLAIM } from '../../../src/kube/agent-sandbox.ts';
 import { loadKubeConfig } from '../../../src/kube/client.ts';
 import { createObjectClient } from '../../../src/kube/object-client.ts';
@@ -49,7 +50,7 @@ export async function startKubeGateway(
     kubeconfig,
     client: createObjectClient(kubeconfig, options.requestTimeoutMs ?? 2000),
     namespace: 'agents',
-    services,
+    services: runtimeServiceSpecs(services),
     log: silentLogger(),
     clock,
     operationTimeoutMs: options.operationTimeoutMs ?? 10_000,

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../src/common/clock.ts';
 import { createLogger, type Logger, silentLogger } from '../../../src/common/log.ts';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../../../src/gateway/services/runtime-spec.ts';
 import { SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../src/kube/agent-sandbox.ts';
 import { loadKubeConfig } from '../../../src/kube/client.ts';
 import { createObjectClient, type ObjectClient } from '../../../src/kube/object-client.ts';
@@ -27,7 +28,8 @@ const NS = 'agents';
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 const writes = () => kube.calls.filter((c) => WRITE_VERBS.has(c.verb));
 const probe = '          readinessProbe:\n            httpGet:\n              path: /ready\n';
-const parse = (yaml: string) => parseManifestText(yaml, '/tmp/sync.yaml', { runtime: 'kubernetes' });
+const parse = (yaml: string) =>
+  runtimeServiceSpecs(parseManifestText(yaml, '/tmp/sync.yaml', { runtime: 'kubernetes' }));
 
 /**
  * A runtime whose resync runs only when the test asks (`resyncNow`), closed after the test.

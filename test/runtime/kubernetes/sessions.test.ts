@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseManifestText } from '../../../src/gateway/services/load-services.ts';
+import { runtimeServiceSpecs } from '../../../src/gateway/services/runtime-spec.ts';
 import { SANDBOX, SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../src/kube/agent-sandbox.ts';
 import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
 import { sessionKeyHash } from '../../../src/sessions/session-hash.ts';
@@ -140,7 +141,7 @@ describe('Kubernetes runtime', () => {
     const next = parseManifestText(kubeServiceYaml('keep', { 'serving.knative.dev/warm-pool': '2' }), '/x.yaml', {
       runtime: 'kubernetes',
     });
-    runtime.setServices(next);
+    runtime.setServices(runtimeServiceSpecs(next));
     await untilStore(kube, 'the pool patched and the dropped service gone', () => {
       const pool = kube.store.get(SANDBOX_WARM_POOL, NS, 'keep');
       const gone =

@@ -2,10 +2,12 @@
  * The runtime conformance suite (test/runtime/conformance.ts) on the local runtime, plain (process groups:
  * pause = SIGSTOP keeps the process; detached instances outlive the runtime and are adopted by the next
  * one) and isolated with `--isolation namespaces` (pause freezes and keeps the process; isolated instances
- * end with their runtime, so a restart adopts none, as local-runtime.ts documents).
+ * end with their runtime, so a restart adopts none, as local-runtime.ts documents). An app exits by itself
+ * when its process group is killed (as an OOM kill would); what the runtime depends on is its state folder,
+ * made to fail by moving it away (a running instance does not need it; a start does).
  */
 import { chmodSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { silentLogger } from '../../../src/common/log.ts';
@@ -26,7 +28,8 @@ function spec(app: 'serve' | 'crash', isolated: boolean): InstanceSpec {
     argv: app === 'serve' ? ['node', APP] : ['node', '-e', 'process.exit(3)'],
     env: {},
     workingDir: dirname(APP),
-    startTimeoutMs: 15_000,
+    // Long: a crashing app must fail its start at once, and the suite checks it was not this timeout.
+    startTimeoutMs: app === 'serve' ? 15_000 : 60_000,
     ...(isolated ? { sandbox: { readOnlyPaths: [], limits: {}, publicEgress: false } } : {}),
   };
 }
@@ -58,6 +61,17 @@ async function localHarness(isolated: boolean): Promise<RuntimeHarness> {
     spec: (app) => spec(app, isolated),
     async endOutside(started) {
       process.kill(-started.pid!, 'SIGKILL'); // the instance's whole process group, as an OOM kill or kill -9 would
+    },
+    async exitApp(started) {
+      process.kill(-started.pid!, 'SIGKILL'); // a process is its app: its exit is the app's
+    },
+    dependency: {
+      what: 'the state folder',
+      goDown: () => rename(join(dir, 'state'), join(dir, 'state.down')),
+      async goUp() {
+        await rm(join(dir, 'state'), { recursive: true, force: true });
+        await rename(join(dir, 'state.down'), join(dir, 'state'));
+      },
     },
     async gone(started) {
       await waitFor(`no process of ${started.name}`, () => processesOf(started.name).length === 0, {
