@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
-import { loadServices } from '../gateway/services/load-services.ts';
+import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
 import type { ServiceConfig } from '../gateway/services/service-config.ts';
 import {
   type CreateIsolationOptions,
@@ -33,7 +33,7 @@ import type { Store } from '../store/store.ts';
 import type { PlatformDrivers } from '../up/platform.ts';
 import { CliError, EXIT } from './api-client.ts';
 import { usage } from './flag-values.ts';
-import { type KubernetesRuntimeFlags, kubernetesRuntime } from './kubernetes-runtime-option.ts';
+import type { KubernetesRuntimeFlags } from './kubernetes-runtime-option.ts';
 
 /**
  * Every driver port: the flag that picks it, the kinds it takes, the default kind (per command where they
@@ -196,9 +196,14 @@ export async function pickRuntime(
   o: { isolation?: Isolation; log: Logger; clock: Clock },
 ): Promise<RuntimeSetup> {
   const kind = parseRuntimeKind(flags.runtime);
-  if (kind === 'kubernetes') return { kind, ...(await kubernetesRuntime(flags, o.log, o.clock)) };
+  if (kind === 'kubernetes') {
+    // Loaded only when asked for: `tether memory` and local gateways never read the Kubernetes runtime.
+    const { kubernetesRuntime } = await import('./kubernetes-runtime-option.ts');
+    return { kind, ...(await kubernetesRuntime(flags, o.log, o.clock)) };
+  }
   const log = o.log.child({ component: 'gateway' });
   const services = await loadServices(flags.services);
+  checkUnique(services); // as the gateway did before it built its runtime: a bad set builds nothing
   const withImage = services.filter((s) => s.container.image !== undefined);
   if (withImage.length > 0)
     log.warn({ services: withImage.map((s) => s.name) }, 'image is ignored by the local runtime');
