@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { AuthContext } from '../src/auth/auth-context.ts';
 import { KeyService } from '../src/auth/key-service.ts';
+import { openSqlite } from '../src/cli/drivers.ts';
 import { kubernetesPlugins } from '../src/cli/kubernetes-option.ts';
 import { systemClock } from '../src/common/clock.ts';
 import { silentLogger } from '../src/common/log.ts';
@@ -32,6 +33,7 @@ const kube = await startKubeDouble();
 const log = silentLogger();
 const flags = kubeFlags(kube.kubeconfigPath, { kubernetesTimeout: '5s' });
 const main = await startMemoryServer({
+  ...openSqlite(dir),
   port: 0,
   dataDir: dir,
   defaultRegistry: starterRegistry('personal'),

@@ -4,7 +4,9 @@
  * before a change), side by side in one run: added p99 over a direct connection at 1 connection (interleaved
  * rounds, median), new session from the warm pool and resume from pause to first byte (samples alternated
  * between the two, which goes first swapped each time), each with the ratio this/baseline. The baseline's `startGateway` is imported from
- * `<checkout>/src/gateway/gateway.ts`; both get the same options and services. Prints `uptime` first.
+ * `<checkout>/src/gateway/gateway.ts`; both get the same options and services, and each its own tree's local
+ * runtime and memory session store: from its `src/cli/drivers.ts`, or, in a checkout older than the driver
+ * table, built by its `startGateway` from `stateDir` and `graceMs`. Prints `uptime` first.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Gateway, type GatewayOptions, startGateway } from '../../src/gateway/gateway.ts';
 import {
+  BENCH_GRACE_MS,
+  benchGatewayBase,
   benchGatewayOptions,
   firstByte,
   fmt,
@@ -30,6 +34,8 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 
 type Start = (o: GatewayOptions) => Promise<Gateway>;
+/** The driver table of the baseline checkout (`src/cli/drivers.ts`), when it has one. */
+type BaseDrivers = typeof import('../../src/cli/drivers.ts');
 
 interface Side {
   name: string;
@@ -50,6 +56,19 @@ const list = (gw: Gateway) => getJson<Inst[]>(gw.adminUrl, '/_tether/instances')
 /** Runs the comparison against the checkout at `dir`. */
 export async function compareBaseline(dir: string): Promise<void> {
   const baseStart = ((await import(resolve(dir, 'src/gateway/gateway.ts'))) as { startGateway: Start }).startGateway;
+  const baseDrivers = (await import(resolve(dir, 'src/cli/drivers.ts')).catch(() => undefined)) as
+    | BaseDrivers
+    | undefined;
+  const baseOptions = (stateDir: string): GatewayOptions => {
+    const base = benchGatewayBase(file);
+    if (!baseDrivers) return { ...base, stateDir, graceMs: BENCH_GRACE_MS } as unknown as GatewayOptions;
+    const log = base.log as NonNullable<GatewayOptions['log']>;
+    return {
+      ...base,
+      runtime: baseDrivers.openLocalRuntime({ log, graceMs: BENCH_GRACE_MS, stateDir }),
+      sessionStore: baseDrivers.pickSessionStore({ sessionStore: 'memory', redisPrefix: 'tether:' }, log),
+    };
+  };
   console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
   const tmp = await mkdtemp(join(tmpdir(), 'tether-bench-base-'));
   const file = join(tmp, 'services.yaml');
@@ -66,11 +85,11 @@ export async function compareBaseline(dir: string): Promise<void> {
   );
   const sides: Side[] = [];
   try {
-    for (const [name, start] of [
-      ['this', startGateway],
-      ['baseline', baseStart],
+    for (const [name, start, options] of [
+      ['this', startGateway, (stateDir: string) => benchGatewayOptions(file, { stateDir })],
+      ['baseline', baseStart, baseOptions],
     ] as const) {
-      const gw = await start({ ...benchGatewayOptions(file), stateDir: join(tmp, `state-${name}`) });
+      const gw = await start(options(join(tmp, `state-${name}`)));
       const info = await getJson<{ env: { PORT: string } }>(gw.publicUrl, '/env', HEADERS);
       sides.push({ name, gw, direct: `http://127.0.0.1:${info.env.PORT}/`, through: `${gw.publicUrl}/` });
     }

@@ -10,6 +10,7 @@
  */
 import { fork } from 'node:child_process';
 import { request } from 'node:http';
+import { pickSessionStore } from '../../src/cli/drivers.ts';
 import { ManualClock, systemClock } from '../../src/common/clock.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { startGateway } from '../../src/gateway/gateway.ts';
@@ -146,6 +147,7 @@ export async function benchKubernetesSessions(): Promise<void> {
     log: silentLogger(),
     clock,
     claimSecret: 'b'.repeat(32),
+    sessionStore: pickSessionStore({ sessionStore: 'memory', redisPrefix: 'tether:' }, silentLogger(), { clock }),
   });
   const marks = kube.marks;
   const until = kube.until;

@@ -6,14 +6,20 @@
 import { execFile } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { promisify } from 'node:util';
+import { openLocalRuntime, pickSessionStore } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import type { Gateway, GatewayOptions } from '../../src/gateway/gateway.ts';
+import type { Isolation } from '../../src/runtime/local/isolation/sandbox.ts';
+import type { SessionStore } from '../../src/sessions/session-store.ts';
 import { serviceYaml } from '../../test/gateway/helpers/harness.ts';
 
 export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 5);
 
-/** A bench gateway on `services`: loopback, ports the OS picks, quick reconciles, no new-session limit (one address makes them all). */
-export function benchGatewayOptions(services: string): GatewayOptions {
+/** Grace of the bench's local runtimes (SIGTERM to SIGKILL), ms. */
+export const BENCH_GRACE_MS = 1000;
+
+/** A bench gateway's options but its drivers: loopback, ports the OS picks, quick reconciles, no new-session limit (one address makes them all). */
+export function benchGatewayBase(services: string): Omit<GatewayOptions, 'runtime' | 'sessionStore'> {
   return {
     services,
     port: 0,
@@ -21,8 +27,23 @@ export function benchGatewayOptions(services: string): GatewayOptions {
     host: '127.0.0.1',
     log: silentLogger(),
     reconcileIntervalMs: 20,
-    graceMs: 1000,
     newSessionsPerMinute: 0,
+  };
+}
+
+/**
+ * A bench gateway on `services` with this tree's drivers (cli/drivers.ts): a local runtime (its state in
+ * `stateDir`, sandboxed by `isolation`) and `sessionStore`, else the memory one.
+ */
+export function benchGatewayOptions(
+  services: string,
+  o: { stateDir?: string; isolation?: Isolation; sessionStore?: SessionStore } = {},
+): GatewayOptions {
+  const log = silentLogger();
+  return {
+    ...benchGatewayBase(services),
+    runtime: openLocalRuntime({ log, graceMs: BENCH_GRACE_MS, stateDir: o.stateDir, isolation: o.isolation }),
+    sessionStore: o.sessionStore ?? pickSessionStore({ sessionStore: 'memory', redisPrefix: 'tether:' }, log),
   };
 }
 

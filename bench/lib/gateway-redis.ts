@@ -10,10 +10,9 @@ import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pickSessionStore } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { type Gateway, startGateway } from '../../src/gateway/gateway.ts';
-import { RedisSessionStore } from '../../src/sessions/redis/redis-store.ts';
-import { parseRedisUrl } from '../../src/sessions/redis/redis-url.ts';
 import { killRecorded } from '../../test/gateway/redis/helpers.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 import { spawnTether } from '../../test/helpers/tether-cli.ts';
@@ -111,16 +110,13 @@ export async function compareRedis(): Promise<void> {
         }),
       ].join('---\n'),
     );
-    const base = benchGatewayOptions(file);
     const redisStore = (prefix: string) =>
-      new RedisSessionStore({ target: parseRedisUrl(redis.url), prefix, log: silentLogger() });
+      pickSessionStore({ sessionStore: 'redis', redisUrl: redis.url, redisPrefix: prefix }, silentLogger());
     const memStateDir = join(dir, 'state-memory');
     const redisStateDir = join(dir, 'state-redis');
-    const memory = await startGateway({ ...base, stateDir: memStateDir });
+    const memory = await startGateway(benchGatewayOptions(file, { stateDir: memStateDir }));
     const first = await startGateway({
-      ...base,
-      stateDir: redisStateDir,
-      sessionStore: redisStore('bench:'),
+      ...benchGatewayOptions(file, { stateDir: redisStateDir, sessionStore: redisStore('bench:') }),
       gatewayId: 'bench-redis',
     });
     let redisGw: Gateway | undefined = first;
@@ -197,9 +193,7 @@ export async function compareRedis(): Promise<void> {
     redisGw = undefined;
     const t1 = performance.now();
     const second = await startGateway({
-      ...base,
-      stateDir: redisStateDir,
-      sessionStore: redisStore('bench:'),
+      ...benchGatewayOptions(file, { stateDir: redisStateDir, sessionStore: redisStore('bench:') }),
       gatewayId: 'bench-redis',
     });
     redisGw = second;

@@ -8,6 +8,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openLocalRuntime, pickSessionStore } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { type Gateway, startGateway } from '../../src/gateway/gateway.ts';
 import { createIsolation, defaultSandboxDir } from '../../src/runtime/local/isolation/choose-isolation.ts';
@@ -105,9 +106,13 @@ async function measure(dir: string, servicesDir: string, samples: number): Promi
     console.log(`\nisolation rows skipped: ${(err as Error).message}`);
     return;
   }
-  const opts = { services: file, port: 0, adminPort: 0, host: '127.0.0.1', reconcileIntervalMs: 20, graceMs: 1000 };
-  const plain = await startGateway({ ...opts, log: silentLogger(), stateDir: join(dir, 'state-plain') });
-  const isolated = await startGateway({ ...opts, log: silentLogger(), stateDir: join(dir, 'state-iso'), isolation });
+  const opts = { services: file, port: 0, adminPort: 0, host: '127.0.0.1', reconcileIntervalMs: 20 };
+  const drivers = (stateDir: string, sandboxes?: typeof isolation) => ({
+    runtime: openLocalRuntime({ log: silentLogger(), graceMs: 1000, stateDir, isolation: sandboxes }),
+    sessionStore: pickSessionStore({ sessionStore: 'memory', redisPrefix: 'tether:' }, silentLogger()),
+  });
+  const plain = await startGateway({ ...opts, log: silentLogger(), ...drivers(join(dir, 'state-plain')) });
+  const isolated = await startGateway({ ...opts, log: silentLogger(), ...drivers(join(dir, 'state-iso'), isolation) });
   try {
     const gateways: Array<[string, Gateway]> = [
       ['none', plain],

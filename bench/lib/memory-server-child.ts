@@ -7,10 +7,10 @@
  * `{"url", "pid", "adminKeyFile"}` on stdout, and closes cleanly (in-flight requests finish, the store
  * is closed) on SIGTERM or SIGINT, or when stdin closes.
  */
+import { pickStore } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { startMemoryServer } from '../../src/server/standalone.ts';
-import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 
 const [dataDir, postgresUrl, poolSize] = process.argv.slice(2);
 if (!dataDir) {
@@ -18,12 +18,16 @@ if (!dataDir) {
   process.exit(2);
 }
 
-const store = postgresUrl ? await openPostgresStore({ url: postgresUrl, poolSize: Number(poolSize ?? 10) }) : undefined;
+// The driver table, as `tether memory --store sqlite|postgres` picks it.
+const store = await pickStore(
+  { store: postgresUrl ? 'postgres' : 'sqlite', data: dataDir, postgresUrl, poolSize: poolSize ?? '10' },
+  silentLogger(),
+);
 const running = await startMemoryServer({
+  ...store,
   host: '127.0.0.1',
   port: 0,
   dataDir,
-  store,
   adminKey: process.env.TETHER_ADMIN_KEY,
   defaultRegistry: starterRegistry('personal'),
   log: silentLogger(),

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openSqlite } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { startMemoryServer } from '../../src/server/standalone.ts';
@@ -15,6 +16,7 @@ import { runCrashAndResume } from './scenario.ts';
 const dataDir = mkdtempSync(join(tmpdir(), 'tether-resume-example-'));
 const adminKey = `tth_${'0'.repeat(15)}1_${'ab'.repeat(32)}`;
 const server = await startMemoryServer({
+  ...openSqlite(dataDir),
   port: 0,
   dataDir,
   defaultRegistry: starterRegistry('personal'),

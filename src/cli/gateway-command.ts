@@ -5,15 +5,16 @@
  * before anything is written (secrets) or connected; a manifest error is printed with its file, document and
  * field and the command exits non-zero before serving anything.
  */
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { systemClock } from '../common/clock.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { startGateway } from '../gateway/gateway.ts';
-import { createIsolation, defaultSandboxDir, parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
+import { defaultSandboxDir } from '../runtime/local/isolation/choose-isolation.ts';
 import { adminTokenChoice, loadAdminToken } from './admin-token-option.ts';
-import { CliError, EXIT } from './api-client.ts';
 import { banner, printBanner } from './banner.ts';
+import { DRIVERS, parseIsolation, parseRuntimeKind, pickIsolation, pickRuntime, pickSessionStore } from './drivers.ts';
 import {
   countFlag,
   durationFlag,
@@ -23,10 +24,8 @@ import {
   positiveFlag,
   usage,
 } from './flag-values.ts';
-import { kubernetesRuntime } from './kubernetes-runtime-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { onReloadSignal } from './reload-signal.ts';
-import { gatewayIdFromFlags, sessionStoreFromFlags } from './session-store-option.ts';
 import { onShutdown } from './shutdown.ts';
 
 /** Flags of `tether gateway`, as commander gives them. */
@@ -92,12 +91,12 @@ export function registerGatewayCommand(program: Command): void {
     .option(
       '--isolation <mode>',
       'auto | namespaces | none: how instances are sandboxed (none by default: production runs on Kubernetes)',
-      'none',
+      DRIVERS.isolation.default.gateway,
     )
     .option(
       '--session-store <kind>',
       'where sessions and instances are kept: memory (lost at restart) or redis (survive restarts, shared)',
-      'memory',
+      DRIVERS.sessionStore.default,
     )
     .option('--redis-url <url>', 'redis://[user:pass@]host:port/db for --session-store redis (or TETHER_REDIS_URL)')
     .option('--redis-prefix <prefix>', 'start of every Redis key, one per deployment sharing a Redis', 'tether:')
@@ -129,7 +128,11 @@ export function registerGatewayCommand(program: Command): void {
       '--trusted-proxies <list>',
       'IPs/CIDRs whose X-Forwarded-Proto: https makes the cookie Secure (comma-separated)',
     )
-    .option('--runtime <kind>', 'where instances run: local (processes) or kubernetes (agent-sandbox claims)', 'local')
+    .option(
+      '--runtime <kind>',
+      'where instances run: local (processes) or kubernetes (agent-sandbox claims)',
+      DRIVERS.runtime.default,
+    )
     .option('--kubeconfig <path>', 'kubernetes: kubeconfig file (default: KUBECONFIG, else in-cluster)')
     .option('--namespace <ns>', 'kubernetes: the namespace sandboxes run in', 'default')
     .option('--memory-url <url>', 'kubernetes: TETHER_URL given to sandboxes (the memory server)')
@@ -148,8 +151,8 @@ export function registerGatewayCommand(program: Command): void {
       const values = gatewayFlagValues(flags);
       const log = commandLogger('tether-gateway', flags);
       // A bad --redis-url exits naming host and port, never the password. Redis connects in the background.
-      const sessionStore = usage('--session-store', () => sessionStoreFromFlags(flags, log));
-      const isolation = await createIsolation({
+      const sessionStore = usage('--session-store', () => pickSessionStore(flags, log));
+      const isolation = await pickIsolation({
         requested: values.isolation,
         why:
           values.isolation === 'none'
@@ -163,12 +166,13 @@ export function registerGatewayCommand(program: Command): void {
       for (const file of secrets.created)
         log.info({ file }, 'generated a gateway secret (keep it: claim names depend on it)');
       const admin = loadAdminToken(values.adminToken, log);
-      const kube = flags.runtime === 'kubernetes' ? await kubernetesRuntime(flags, log, systemClock) : undefined;
+      const setup = await pickRuntime(flags, { isolation, log, clock: systemClock });
+      const kube = setup.kind === 'kubernetes';
+      // The gateway owns the runtime and the session store from here: it closes them when it fails to start.
       const gateway = await startGateway({
-        isolation,
-        services: kube?.services ?? flags.services,
-        runtime: kube?.runtime,
-        reloadServices: kube?.reloadServices,
+        services: setup.services,
+        runtime: setup.runtime,
+        reloadServices: setup.reloadServices,
         port: values.port,
         host: flags.host,
         adminPort: values.adminPort,
@@ -178,7 +182,6 @@ export function registerGatewayCommand(program: Command): void {
         // Only the Kubernetes runtime waits on a cluster; a local instance's start is bounded by --start-timeout.
         clusterWaitMs: kube ? values.clusterWaitMs : undefined,
         proxyTimeoutMs: values.proxyTimeoutMs,
-        stateDir: flags.stateDir,
         maxInstances: values.maxInstances,
         adminToken: admin.token,
         claimSecret: secrets.claimSecret,
@@ -215,9 +218,7 @@ export function registerGatewayCommand(program: Command): void {
  * @throws {CliError} exit 2 (usage) naming the first bad flag
  */
 function gatewayFlagValues(flags: GatewayFlags) {
-  if (flags.runtime !== 'local' && flags.runtime !== 'kubernetes') {
-    throw new CliError(`--runtime: must be 'local' or 'kubernetes', got '${flags.runtime.slice(0, 40)}'`, EXIT.usage);
-  }
+  parseRuntimeKind(flags.runtime);
   return {
     port: portFlag('--port', flags.port),
     adminPort: portFlag('--admin-port', flags.adminPort),
@@ -228,8 +229,16 @@ function gatewayFlagValues(flags: GatewayFlags) {
     maxInstances: positiveFlag('--max-instances', flags.maxInstances),
     newSessionsPerMinute: countFlag('--new-sessions-per-minute', flags.newSessionsPerMinute),
     addressShare: percentFlag('--address-share', flags.addressShare),
-    isolation: usage('--isolation', () => parseIsolationMode(flags.isolation)),
+    isolation: parseIsolation(flags.isolation),
     gatewayId: usage('--gateway-id', () => gatewayIdFromFlags(flags)),
     adminToken: adminTokenChoice(flags),
   };
+}
+
+/** This gateway's id in the session store: `--gateway-id`, else `<hostname>-<port>` (stable across restarts). */
+function gatewayIdFromFlags(flags: Pick<GatewayFlags, 'gatewayId' | 'port'>): string {
+  const id = flags.gatewayId ?? `${hostname()}-${flags.port}`;
+  if (!/^[\w.:-]{1,100}$/.test(id))
+    throw new Error(`--gateway-id: 1-100 of [A-Za-z0-9_.:-], got '${id.slice(0, 110)}'`);
+  return id;
 }

@@ -3,6 +3,7 @@
  * `tether gateway --runtime kubernetes`: loads the services for Kubernetes (an image is required, a command
  * is not), makes the `KubernetesRuntime` from `--kubeconfig` (or KUBECONFIG, or in-cluster) and
  * `--namespace`, and hands the gateway its services with no warm pool of its own (the SandboxWarmPool is it).
+ * Called by the driver table (drivers.ts `pickRuntime`).
  */
 
 import type { Clock } from '../common/clock.ts';

@@ -2,7 +2,7 @@
  * @module
  * The `tether` command line: one sub-command per file, loaded on demand (commands.ts), and the exit codes
  * (api-client.ts `EXIT`): a usage error exits 2, an API refusal the code of its status.
- * This is the only place that picks drivers (store, session store, runtime).
+ * Drivers (store, session store, runtime, isolation) are picked in one place under it: drivers.ts.
  */
 import { Command, CommanderError } from 'commander';
 import { CliError, EXIT } from './api-client.ts';

@@ -7,12 +7,12 @@ import type { Command } from 'commander';
 import { startMemoryServer } from '../server/standalone.ts';
 import { maskUrl } from '../store/postgres/connection.ts';
 import { banner, printBanner } from './banner.ts';
+import { DRIVERS, pickStore } from './drivers.ts';
 import { countFlag, durationFlag, portFlag, usage } from './flag-values.ts';
 import { kubernetesPlugins } from './kubernetes-option.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
 import { onShutdown } from './shutdown.ts';
-import { openStoreOption } from './store-option.ts';
 
 /** Memory server flags after parsing. */
 export interface MemoryFlags {
@@ -50,7 +50,11 @@ export function registerMemoryCommand(program: Command): void {
     .option('--host <host>', 'address to listen on (TETHER_HOST)', env.TETHER_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on (TETHER_PORT)', env.TETHER_PORT ?? '8080')
     .option('--data <dir>', 'data folder: SQLite file and admin.key (TETHER_DATA)', env.TETHER_DATA ?? '.tether/memory')
-    .option('--store <kind>', 'where memory is kept: sqlite or postgres (TETHER_STORE)', env.TETHER_STORE ?? 'sqlite')
+    .option(
+      '--store <kind>',
+      'where memory is kept: sqlite or postgres (TETHER_STORE)',
+      env.TETHER_STORE ?? DRIVERS.store.default,
+    )
     .option(
       '--postgres-url <url>',
       'postgres://user:pass@host:port/db, with --store postgres (TETHER_POSTGRES_URL)',
@@ -146,12 +150,13 @@ export function registerMemoryCommand(program: Command): void {
       const maxBodyBytesInWork = Math.max(1, countFlag('--body-bytes-in-work', flags.bodyBytesInWork));
       const defaultRegistry = usage('--registry', () => loadRegistryOption(flags.registry));
       const log = commandLogger('tether-memory', flags);
-      const store = await openStoreOption(flags, log);
+      const plugins = kubernetesPlugins(flags, log);
+      // The server owns the store from here: it closes it when it fails to start.
       const running = await startMemoryServer({
+        ...(await pickStore(flags, log)),
         host: flags.host,
         port,
         dataDir: flags.data,
-        store,
         defaultRegistry,
         log,
         adminKey: env.TETHER_ADMIN_KEY,
@@ -161,12 +166,9 @@ export function registerMemoryCommand(program: Command): void {
         maxScanEvents,
         maxBodyBytesInWork,
         requestTimeoutMs,
-        plugins: kubernetesPlugins(flags, log),
-      }).catch(async (err: unknown) => {
-        await store?.close();
-        throw err;
+        plugins,
       });
-      const where = flags.postgresUrl && store ? maskUrl(flags.postgresUrl) : undefined;
+      const where = flags.postgresUrl && running.store.kind === 'postgres' ? maskUrl(flags.postgresUrl) : undefined;
       log.info(
         { url: running.url, adminKeyFile: running.adminKeyFile, store: running.store.kind, database: where },
         'memory server listening',

@@ -5,9 +5,9 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parseIsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
 import { startLocalPlatform } from '../up/platform.ts';
 import { banner, printBanner } from './banner.ts';
+import { localPlatformDrivers, parseIsolation } from './drivers.ts';
 import { portFlag, usage } from './flag-values.ts';
 import { commandLogger, logFormatOption } from './log-option.ts';
 import { loadRegistryOption } from './registry-option.ts';
@@ -58,10 +58,7 @@ export function registerUpCommand(program: Command): void {
       const gatewayPort = portFlag('--port', flags.port);
       const adminPort = portFlag('--admin-port', flags.adminPort);
       const defaultRegistry = usage('--registry', () => loadRegistryOption(flags.registry));
-      const isolation =
-        flags.isolation === undefined
-          ? undefined
-          : usage('--isolation', () => parseIsolationMode(flags.isolation ?? ''));
+      const isolation = flags.isolation === undefined ? undefined : parseIsolation(flags.isolation);
       const log = commandLogger('tether-up', flags);
       const platform = await startLocalPlatform({
         dataDir: flags.data,
@@ -73,7 +70,7 @@ export function registerUpCommand(program: Command): void {
         domain: flags.domain,
         defaultRegistry,
         adminKey: process.env.TETHER_ADMIN_KEY,
-        isolation,
+        drivers: localPlatformDrivers({ isolation }),
         signedSessionKeys: flags.signedSessionKeys ?? false,
         log,
       });

@@ -1,8 +1,9 @@
 /**
  * @module
- * `startGateway`: wires services, runtime, session store, scheduler, reconciler, the public proxy
- * server and the admin server (127.0.0.1) into one running gateway, and `close()` that leaves no
- * instance behind. Called by `tether gateway` (src/cli/gateway-command.ts) and later `tether up`.
+ * `startGateway`: wires services, the runtime and session store it is given (the CLI's driver table,
+ * cli/drivers.ts, picks them; the gateway builds none), scheduler, reconciler, the public proxy server and the
+ * admin server (127.0.0.1) into one running gateway, and `close()` that leaves no instance behind. Called by
+ * `tether gateway` (src/cli/gateway-command.ts) and `tether up` (src/up/platform.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
@@ -10,11 +11,8 @@ import type { Duplex } from 'node:stream';
 import { type Clock, systemClock } from '../common/clock.ts';
 import { TetherError } from '../common/errors.ts';
 import { createLogger, type Logger } from '../common/log.ts';
-import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
-import { LocalRuntime } from '../runtime/local/local-runtime.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
 import { claimNamer } from '../sessions/claim-name.ts';
-import { MemorySessionStore } from '../sessions/memory-store.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import { createAdminHandler } from './admin-server.ts';
 import { createGatewayCore } from './core.ts';
@@ -65,8 +63,6 @@ export interface GatewayOptions {
   proxyTimeoutMs?: number;
   /** Idle client keep-alive connections on the public port are closed after this long (ms). @default 65000 */
   keepAliveTimeoutMs?: number;
-  /** SIGTERM-to-SIGKILL grace when deleting an instance (ms). @default 5000 */
-  graceMs?: number;
   /** Reconcile tick (ms). @default 200 */
   reconcileIntervalMs?: number;
   /**
@@ -93,15 +89,11 @@ export interface GatewayOptions {
   /** Wait for the initial warm pool and min-scale instances before resolving. @default true */
   waitForWarm?: boolean;
   /**
-   * State folder of the local runtime: instances a SIGKILLed gateway left behind are recorded there and
-   * killed at the next start. @default `<tmpdir>/tether-runtime-<user>` (shared safely between gateways)
-   */
-  stateDir?: string;
-  /**
    * Where sessions and instances are kept. A durable one (Redis) makes instances outlive the gateway: `close()`
-   * leaves them running and the next gateway with the same `gatewayId` adopts them. @default MemorySessionStore
+   * leaves them running and the next gateway with the same `gatewayId` adopts them. The gateway owns it (and
+   * `runtime`) from this call: closed at `close()`, or at once when the gateway fails to start.
    */
-  sessionStore?: SessionStore;
+  sessionStore: SessionStore;
   /** This gateway's id in the session store (which gateway bound a session). @default 'gateway' */
   gatewayId?: string;
   /**
@@ -122,9 +114,8 @@ export interface GatewayOptions {
    * read; it is retried with back-off meanwhile) (ms). @default 5000
    */
   storeWaitMs?: number;
-  runtime?: InstanceRuntime;
-  /** Sandboxes for the local runtime's instances (ignored with `runtime`); plain processes without. */
-  isolation?: Isolation;
+  /** Where instances run (local processes, or Kubernetes sandboxes). */
+  runtime: InstanceRuntime;
   log?: Logger;
   clock?: Clock;
 }
@@ -154,20 +145,33 @@ export interface Gateway {
  * @throws {ManifestError} when a manifest is invalid (nothing is served then)
  * @example
  * ```ts
- * const gw = await startGateway({ services: 'examples/services', port: 0, adminPort: 0 });
+ * const runtime = openLocalRuntime({ log }); // cli/drivers.ts, the one place drivers are built
+ * const sessionStore = pickSessionStore({ sessionStore: 'memory', redisPrefix: 'tether:' }, log);
+ * const gw = await startGateway({ services: 'examples/services', runtime, sessionStore, port: 0, adminPort: 0 });
  * await gw.close();
  * ```
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const { runtime, sessionStore: store } = options;
+  // A durable store keeps the bindings: leave their instances running for the next gateway to adopt.
+  const cleanup = async () => {
+    if (store.durable) await runtime.detach();
+    else await runtime.close();
+    await store.close();
+  };
+  try {
+    return await start(options, cleanup);
+  } catch (err) {
+    await cleanup().catch(() => {}); // the first error is the one to report
+    throw err;
+  }
+}
+
+async function start(options: GatewayOptions, cleanup: () => Promise<void>): Promise<Gateway> {
+  const { runtime, sessionStore: store } = options;
   const log = (options.log ?? createLogger({ name: 'tether-gateway' })).child({ component: 'gateway' });
   const configs = typeof options.services === 'string' ? await loadServices(options.services) : options.services;
   checkUnique(configs);
-  if (options.runtime === undefined && configs.some((c) => c.container.image !== undefined)) {
-    log.warn(
-      { services: configs.filter((c) => c.container.image).map((c) => c.name) },
-      'image is ignored by the local runtime',
-    );
-  }
   // Checked before anything starts: a bad --trusted-proxies entry or short secret refuses to serve.
   const keys = sessionKeyPolicy({
     secret: options.sessionSecret,
@@ -176,15 +180,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     trustedProxies: options.trustedProxies,
   });
   const claimName = options.claimSecret === undefined ? undefined : claimNamer(options.claimSecret);
-  const runtime =
-    options.runtime ??
-    new LocalRuntime({
-      log,
-      graceMs: options.graceMs,
-      stateDir: options.stateDir,
-      isolation: options.isolation,
-    });
-  const store: SessionStore = options.sessionStore ?? new MemorySessionStore(options.clock);
   const gatewayId = options.gatewayId ?? 'gateway';
   const core = createGatewayCore({
     gatewayId,
@@ -254,20 +249,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   admin.on('clientError', malformed);
 
-  const cleanup = async () => {
-    // A durable store keeps the bindings: leave their instances running for the next gateway to adopt.
-    if (store.durable) await runtime.detach();
-    else await runtime.close();
-    await store.close();
-  };
   try {
     await listen(pub, options.port ?? 8081, options.host ?? '0.0.0.0');
     await listen(admin, options.adminPort ?? 8082, '127.0.0.1');
   } catch (err) {
     pub.close();
     admin.close();
-    await cleanup();
-    throw err;
+    throw err; // startGateway closes the runtime and the store
   }
   const tick = setInterval(reconcile, options.reconcileIntervalMs ?? 200);
   tick.unref();

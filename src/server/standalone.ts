@@ -1,18 +1,18 @@
 /**
  * @module
- * Runs a whole memory server: opens the store, ensures the admin key, builds the app, listens, and
- * closes gracefully (in-flight requests finish, the store is closed cleanly). Used by `tether memory`
- * and by tests that need a real listening server.
+ * Runs a whole memory server on the store it is given: ensures the admin key, builds the app, listens, and
+ * closes gracefully (in-flight requests finish, the store is closed cleanly). It opens no store: the CLI's
+ * driver table (cli/drivers.ts) does. Used by `tether memory`, `tether up` and tests that need a real
+ * listening server.
  */
 import type { FastifyInstance } from 'fastify';
 import { ensureAdminKey } from '../auth/bootstrap.ts';
 import { KeyService } from '../auth/key-service.ts';
 import { type Clock, systemClock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { createMemoryServer, type MemoryServer, type MemoryServerOptions } from './app.ts';
-import { type DataLock, lockDataDir } from './data-lock.ts';
+import type { DataLock } from './data-lock.ts';
 import type { MemoryMetrics } from './metrics.ts';
 
 /** How long an expired key is kept (so `key_expired`, not `unauthenticated`, answers its late use), ms. */
@@ -24,8 +24,15 @@ export interface StandaloneOptions {
   host?: string;
   /** 0 picks a free port. @default 8080 */
   port?: number;
-  /** Data folder (SQLite file, admin.key), or `:memory:`. */
+  /** Data folder of admin.key (and of the SQLite file the store keeps there), or `:memory:`. */
   dataDir: string;
+  /**
+   * The store (opened by the CLI's driver table, cli/drivers.ts). The server owns it from this call: it
+   * closes it at `close()`, or at once when it fails to start.
+   */
+  store: Store;
+  /** The data folder's lock, taken before the store was opened (SQLite); released once the store is closed. */
+  dataLock?: DataLock | null;
   defaultRegistry: readonly PredicateDef[];
   log: Logger;
   /** The bootstrap admin key text (`TETHER_ADMIN_KEY`). */
@@ -43,8 +50,6 @@ export interface StandaloneOptions {
   maxScanEvents?: number;
   /** Bearer token for /metrics (and the event counts on it). */
   metricsToken?: string;
-  /** Use this store instead of opening SQLite in `dataDir`. */
-  store?: Store;
   /** The gateway admin URL the web console reaches through this server (`tether up`). */
   consoleGateway?: () => string | undefined;
   plugins?: ((
@@ -67,17 +72,18 @@ export interface RunningMemoryServer {
 /** Starts a memory server and listens. */
 export async function startMemoryServer(options: StandaloneOptions): Promise<RunningMemoryServer> {
   const clock = options.clock ?? systemClock;
-  const lock = options.store ? null : lockDataDir(options.dataDir);
+  const lock = options.dataLock ?? null;
   try {
     return await start(options, clock, lock);
   } catch (err) {
+    await options.store.close().catch(() => {}); // the first error is the one to report
     lock?.release();
     throw err;
   }
 }
 
 async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | null): Promise<RunningMemoryServer> {
-  const store = options.store ?? openSqliteStore({ dataDir: options.dataDir });
+  const store = options.store;
   const boot = await ensureAdminKey(store, options.dataDir, options.adminKey, clock.now());
   const keys = new KeyService({ store, clock, cacheTtlMs: options.keyCacheTtlMs });
   const server = await createMemoryServer({

@@ -3,27 +3,49 @@
  * `tether up`: the whole platform on one machine with no Kubernetes. Starts the local identity
  * authority (Kubernetes identity endpoints for the gateway's own instances), the memory server with
  * workload identity pointed at it, and the session gateway whose instances get workload tokens — so
- * an agent in a local instance exchanges its token exactly as it would in a cluster sandbox.
+ * an agent in a local instance exchanges its token exactly as it would in a cluster sandbox. It builds no
+ * driver: the CLI's driver table (cli/drivers.ts `localPlatformDrivers`) gives the store, session store and
+ * runtime.
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type AuthorityApiServer, startAuthorityApi } from '../auth/local-authority/api-server.ts';
 import { LocalIdentityAuthority } from '../auth/local-authority/authority.ts';
-import { kubernetesPlugins } from '../cli/kubernetes-option.ts';
 import { type Clock, systemClock } from '../common/clock.ts';
+import { parseDuration } from '../common/durations.ts';
 import type { Logger } from '../common/log.ts';
 import { loadOrCreateSecret } from '../common/secret-file.ts';
 import { loadDeploymentSecrets } from '../gateway/deployment-secrets.ts';
 import { type Gateway, startGateway } from '../gateway/gateway.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
 import type { ServiceConfig } from '../gateway/services/service-config.ts';
-import { createIsolation, defaultSandboxDir, type IsolationMode } from '../runtime/local/isolation/choose-isolation.ts';
-import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
-import { LocalRuntime } from '../runtime/local/local-runtime.ts';
+import type { InstanceRuntime } from '../runtime/runtime.ts';
+import type { DataLock } from '../server/data-lock.ts';
 import { type RunningMemoryServer, startMemoryServer } from '../server/standalone.ts';
-import { MemorySessionStore } from '../sessions/memory-store.ts';
-import type { PredicateDef } from '../store/store.ts';
+import { workloadIdentityPlugin } from '../server/workload-identity.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import type { PredicateDef, Store } from '../store/store.ts';
 import { withWorkloadIdentity } from './identity-runtime.ts';
+
+/**
+ * The drivers of the platform, each opened when the platform needs it (the CLI picks them: cli/drivers.ts).
+ * The platform owns what they open: it closes them at `close()`, or when it fails to start.
+ */
+export interface PlatformDrivers {
+  /** Opens the memory server's store in `dataDir` (the platform's memory/ folder), taking the folder. */
+  openStore(dataDir: string): Promise<{ store: Store; dataLock: DataLock | null }>;
+  /** The gateway's session store. */
+  openSessionStore(clock: Clock): SessionStore;
+  /**
+   * The instance runtime, made once the memory server listens: `memoryUrl` is what isolated instances may
+   * reach, and they never see the `hidden` folders.
+   */
+  openRuntime(o: {
+    memoryUrl: string;
+    hidden: readonly string[];
+    log: Logger;
+  }): Promise<{ runtime: InstanceRuntime; isolation: 'namespaces' | 'none' }>;
+}
 
 /** Options for `startLocalPlatform`. */
 export interface LocalPlatformOptions {
@@ -55,11 +77,8 @@ export interface LocalPlatformOptions {
   signedSessionKeys?: boolean;
   /** Passed to the gateway (tests use short ones). */
   queueTimeoutMs?: number;
-  graceMs?: number;
-  /** How instances are isolated. @default 'auto' (namespaces when the machine allows, else plain processes) */
-  isolation?: IsolationMode;
-  /** Where isolated instances keep their work folders. @default `<tmpdir>/tether-sandboxes-<user>` */
-  sandboxDir?: string;
+  /** Store, session store and runtime (cli/drivers.ts `localPlatformDrivers`). */
+  drivers: PlatformDrivers;
   log: Logger;
   clock?: Clock;
 }
@@ -109,41 +128,40 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
   const api = await startAuthorityApi(authority, { kubeconfigPath: join(dataDir, 'authority', 'kubeconfig') });
 
   let memory: RunningMemoryServer | undefined;
-  let isolation: Isolation | undefined;
+  let local: { runtime: InstanceRuntime; isolation: 'namespaces' | 'none' } | undefined;
+  /** Set once the runtime is the gateway's: it closes it, also when it fails to start. */
+  let handedOver = false;
   // Known once the gateway listens; until then the console shows memory only.
   let gatewayAdminUrl: string | undefined;
   try {
+    const keyTtl = o.keyTtl ?? '15m';
+    const keyTtlMs = parseDuration(keyTtl);
+    if (!(keyTtlMs >= 1000)) throw new Error(`--kubernetes-key-ttl must be at least 1s: got ${keyTtl}`);
+    const identity = workloadIdentityPlugin({
+      configured: true,
+      kubeconfig: api.kubeconfigPath,
+      audience,
+      keyTtlMs,
+      requestTimeoutMs: 2000,
+      log,
+    });
+    const memoryDir = join(dataDir, 'memory');
     memory = await startMemoryServer({
+      ...(await o.drivers.openStore(memoryDir)),
       host: o.host ?? '127.0.0.1',
       port: o.memoryPort ?? 8080,
-      dataDir: join(dataDir, 'memory'),
+      dataDir: memoryDir,
       defaultRegistry: o.defaultRegistry,
       log: log.child({ component: 'memory' }),
       adminKey: o.adminKey,
       clock,
       consoleGateway: () => gatewayAdminUrl,
-      plugins: kubernetesPlugins(
-        {
-          kubernetes: true,
-          kubeconfig: api.kubeconfigPath,
-          audience,
-          kubernetesKeyTtl: o.keyTtl ?? '15m',
-          kubernetesTimeout: '2s',
-        },
-        log,
-      ),
+      plugins: [identity],
     });
     // Instances see nothing of the data folder (memory, admin key, authority, tokens), even when it lies
     // inside a folder they read (the default .tether is inside the checkout the example agents run from).
-    isolation = await createIsolation({
-      requested: o.isolation ?? 'auto',
-      why: o.isolation ? 'asked for' : 'the default of tether up',
-      memoryUrl: memory.url,
-      hidden: [dataDir],
-      dir: o.sandboxDir ?? defaultSandboxDir(),
-      log,
-    });
-    const runtime = withWorkloadIdentity(new LocalRuntime({ log, graceMs: o.graceMs, isolation }), {
+    local = await o.drivers.openRuntime({ memoryUrl: memory.url, hidden: [dataDir], log });
+    const runtime = withWorkloadIdentity(local.runtime, {
       authority,
       namespaceOf,
       tokenDir: join(dataDir, 'instances'),
@@ -151,6 +169,8 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       audience,
       log,
     });
+    const sessionStore = o.drivers.openSessionStore(clock);
+    handedOver = true;
     const gateway = await startGateway({
       services,
       reloadServices: readServices,
@@ -159,9 +179,8 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       adminPort: o.adminPort ?? 8082,
       domain: o.domain,
       queueTimeoutMs: o.queueTimeoutMs,
-      graceMs: o.graceMs,
       runtime,
-      sessionStore: new MemorySessionStore(clock),
+      sessionStore,
       // A bound session owns its instance's sandbox at the authority, as a SandboxClaim adopts a sandbox.
       events: { bound: (r) => authority.claimInstance(namespaceOf(r.service), r.instance, r.claim) },
       adminToken,
@@ -180,7 +199,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       services,
       consoleUrl: `${mem.url}/console/`,
       authority: api,
-      isolation: isolation ? isolation.mode : 'none',
+      isolation: local.isolation,
       adminTokenFile,
       close() {
         closing ??= (async () => {
@@ -192,7 +211,7 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       },
     };
   } catch (err) {
-    await isolation?.close();
+    if (!handedOver) await local?.runtime.close();
     await memory?.close();
     await api.close();
     throw err;

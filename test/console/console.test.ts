@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Locator } from 'playwright-core';
+import { localPlatformDrivers } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
@@ -63,7 +64,7 @@ before(async () => {
     gatewayPort: 0,
     adminPort: 0,
     defaultRegistry: starterRegistry('personal'),
-    graceMs: 500,
+    drivers: localPlatformDrivers({ graceMs: 500 }),
     log: silentLogger(),
   });
   adminKey = readFileSync(platform.memory.adminKeyFile as string, 'utf8').trim();

@@ -7,7 +7,7 @@ import { startGateway } from '../../src/gateway/gateway.ts';
 import { DuplicateServiceError, parseManifestText } from '../../src/gateway/services/load-services.ts';
 import type { ServiceState } from '../../src/gateway/state.ts';
 import { hit, never, settle, setupCore as setup } from './helpers/core-setup.ts';
-import { admin, serviceYaml, writeManifest } from './helpers/harness.ts';
+import { admin, serviceYaml, testGatewayDrivers, writeManifest } from './helpers/harness.ts';
 
 const manifests = (...docs: string[]) => parseManifestText(docs.join('---\n'), '/m/reloaded.yaml');
 const svcOf = (services: ServiceState[], name: string) => services.find((s) => s.config.name === name);
@@ -147,7 +147,9 @@ describe('reloading manifests (applyServices)', () => {
 describe('Gateway.reload()', () => {
   it('refuses a manifest set with one service name in two namespaces and keeps the running services', async (t) => {
     const file = await writeManifest(t, serviceYaml('agent', {}));
-    const gw = await startGateway({ services: file, port: 0, adminPort: 0, host: '127.0.0.1', log: silentLogger() });
+    const log = silentLogger();
+    const drivers = testGatewayDrivers({ log, graceMs: 5000 });
+    const gw = await startGateway({ services: file, port: 0, adminPort: 0, host: '127.0.0.1', log, ...drivers });
     t.after(() => gw.close());
     const other = serviceYaml('agent', {}).replace('  name: agent\n', '  name: agent\n  namespace: team-b\n');
     await writeFile(file, `${serviceYaml('agent', {})}---\n${other}`);

@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openSqlite } from '../../src/cli/drivers.ts';
 import type { Clock } from '../../src/common/clock.ts';
 import { randomHex } from '../../src/common/ids.ts';
 import { silentLogger } from '../../src/common/log.ts';
@@ -57,6 +58,7 @@ export async function startTestMemoryServer(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tether-test-'));
   const adminKey = options.adminKey ?? `tth_${randomHex(8)}_${randomHex(32)}`;
   const running = await startMemoryServer({
+    ...openSqlite(dataDir),
     port: 0,
     dataDir,
     defaultRegistry: starterRegistry('personal'),

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { openSqlite } from '../../src/cli/drivers.ts';
 import { randomHex } from '../../src/common/ids.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
@@ -15,6 +16,7 @@ const mode = (p: string) => statSync(p).mode & 0o777;
 
 async function runOnce(dataDir: string) {
   const server = await startMemoryServer({
+    ...openSqlite(dataDir),
     port: 0,
     dataDir,
     defaultRegistry: starterRegistry('personal'),

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openSqlite } from '../../src/cli/drivers.ts';
 import { createLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { startMemoryServer } from '../../src/server/standalone.ts';
@@ -29,6 +30,7 @@ async function started(t: import('node:test').TestContext) {
   const dir = mkdtempSync(join(tmpdir(), 'tether-loop-'));
   const { log, lines } = capturingLogger();
   const running = await startMemoryServer({
+    ...openSqlite(dir),
     port: 0,
     dataDir: dir,
     defaultRegistry: starterRegistry('personal'),

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { localPlatformDrivers } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
@@ -31,8 +32,7 @@ before(async () => {
     gatewayPort: 0,
     adminPort: 0,
     defaultRegistry: starterRegistry('personal'),
-    isolation: 'none',
-    graceMs: 500,
+    drivers: localPlatformDrivers({ isolation: 'none', graceMs: 500 }),
     log: silentLogger(),
   });
   token = readFileSync(platform.adminTokenFile, 'utf8').trim();

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { localPlatformDrivers } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
@@ -76,9 +77,7 @@ describe('tether up with --isolation namespaces: the fence, seen from inside an 
       gatewayPort: 0,
       adminPort: 0,
       defaultRegistry: starterRegistry('personal'),
-      graceMs: 500,
-      isolation: 'namespaces',
-      sandboxDir: join(root, 'sandboxes'),
+      drivers: localPlatformDrivers({ graceMs: 500, isolation: 'namespaces', sandboxDir: join(root, 'sandboxes') }),
       log: silentLogger(),
     });
     assert.equal(platform.isolation, 'namespaces');

@@ -4,6 +4,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { localPlatformDrivers } from '../../src/cli/drivers.ts';
 import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
@@ -54,7 +55,7 @@ spec:
     gatewayPort: 0,
     adminPort: 0,
     defaultRegistry: starterRegistry('personal'),
-    graceMs: 500,
+    drivers: localPlatformDrivers({ graceMs: 500 }),
     log: silentLogger(),
   });
 });

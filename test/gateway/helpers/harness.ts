@@ -10,8 +10,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
+import { openLocalRuntime, pickSessionStore } from '../../../src/cli/drivers.ts';
 import { silentLogger } from '../../../src/common/log.ts';
 import { type Gateway, type GatewayOptions, startGateway } from '../../../src/gateway/gateway.ts';
+import type { LocalRuntimeOptions } from '../../../src/runtime/local/local-runtime.ts';
 
 /** Absolute path of the example app. */
 export const APP = resolve(import.meta.dirname, '../../../examples/session-app/server.mjs');
@@ -45,22 +47,51 @@ export async function writeManifest(t: TestContext, yaml: string, fileName = 'se
   return file;
 }
 
+/** Options of a test gateway: the gateway's, and those of the local runtime made when no `runtime` is given. */
+export type TestGatewayOptions = Partial<GatewayOptions> & Partial<Omit<LocalRuntimeOptions, 'log'>>;
+
+/**
+ * The drivers of a test gateway, from the CLI's driver table: `options.runtime`, else a local runtime (grace
+ * 1 s); `options.sessionStore`, else the memory one on the gateway's clock.
+ */
+export function testGatewayDrivers(options: TestGatewayOptions): Pick<GatewayOptions, 'runtime' | 'sessionStore'> {
+  const { runtime, sessionStore, graceMs, stateDir, isolation, logLines, keepEnded } = options;
+  const log = options.log ?? silentLogger();
+  return {
+    // The logger the gateway gave its own local runtime before the driver table built it.
+    runtime:
+      runtime ??
+      openLocalRuntime({
+        log: log.child({ component: 'gateway' }),
+        graceMs: graceMs ?? 1000,
+        stateDir,
+        isolation,
+        logLines,
+        keepEnded,
+      }),
+    sessionStore:
+      sessionStore ??
+      pickSessionStore({ sessionStore: 'memory', redisPrefix: 'tether:' }, log, { clock: options.clock }),
+  };
+}
+
 /** Starts a gateway on loopback with random ports; closed after the test. */
 export async function startTestGateway(
   t: TestContext,
   yaml: string,
-  options: Partial<GatewayOptions> = {},
+  options: TestGatewayOptions = {},
 ): Promise<Gateway> {
   const file = await writeManifest(t, yaml);
+  const { graceMs: _g, stateDir: _s, isolation: _i, logLines: _l, keepEnded: _k, ...gateway } = options;
   const gw = await startGateway({
     services: file,
     port: 0,
     adminPort: 0,
     host: '127.0.0.1',
     log: silentLogger(),
-    graceMs: 1000,
     reconcileIntervalMs: 50,
-    ...options,
+    ...gateway,
+    ...testGatewayDrivers(options),
   });
   t.after(() => gw.close());
   return gw;

@@ -15,7 +15,7 @@ import { loadKubeConfig } from '../../../src/kube/client.ts';
 import { createObjectClient } from '../../../src/kube/object-client.ts';
 import { KubernetesRuntime } from '../../../src/runtime/kubernetes/kubernetes-runtime.ts';
 import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
-import { serviceYaml } from '../../gateway/helpers/harness.ts';
+import { serviceYaml, testGatewayDrivers } from '../../gateway/helpers/harness.ts';
 import type { KubeDouble } from '../../kube/double.ts';
 
 /** A random container port for this test file (each pod has its own address, so one port serves all). */
@@ -70,6 +70,7 @@ export async function startKubeGateway(
     queueTimeoutMs: 10_000,
     claimSecret: 'k'.repeat(32),
     ...options,
+    sessionStore: options.sessionStore ?? testGatewayDrivers({ clock, runtime }).sessionStore,
     clock,
   });
   t.after(() => gw.close());
