@@ -128,7 +128,9 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
           kubeconfig: api.kubeconfigPath,
           audience,
           kubernetesKeyTtl: o.keyTtl ?? '15m',
-          kubernetesTimeout: '2s',
+          // The authority answers from this process: a call is slow only when the machine is (a loaded one
+          // took over 2 s), never because a cluster hangs; so the longest the exchanger allows.
+          kubernetesTimeout: '10s',
         },
         log,
       ),
