@@ -60,9 +60,7 @@ async function localHarness(isolated: boolean): Promise<RuntimeHarness> {
       process.kill(-started.pid!, 'SIGKILL'); // the instance's whole process group, as an OOM kill or kill -9 would
     },
     async gone(started) {
-      await waitFor(`no process of ${started.name}`, () => processesOf(started.name).length === 0, {
-        timeoutMs: 20_000,
-      });
+      await waitFor(`no process of ${started.name}`, () => processesOf(started.name).length === 0);
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
