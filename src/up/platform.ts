@@ -142,7 +142,9 @@ export async function startLocalPlatform(o: LocalPlatformOptions): Promise<Local
       kubeconfig: api.kubeconfigPath,
       audience,
       keyTtlMs,
-      requestTimeoutMs: 2000,
+      // The authority answers from this process: a call is slow only when the machine is (a loaded one
+      // took over 2 s), never because a cluster hangs; so the longest the exchanger allows.
+      requestTimeoutMs: 10_000,
       log,
     });
     const memoryDir = join(dataDir, 'memory');

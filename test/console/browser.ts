@@ -49,6 +49,9 @@ export async function openBrowser(t: TestContext, viewport = { width: 1280, heig
     await context.close();
     await rm(profile, { recursive: true, force: true });
   });
+  // Every wait and action of the page waits up to 60 s (Playwright's default is 30 s): a bound on an event,
+  // as the harness's waitFor, that a loaded machine does not reach.
+  context.setDefaultTimeout(60_000);
   const page = context.pages()[0] ?? (await context.newPage());
   const watched: WatchedPage = { page, context, errors: [], refused: [] };
   page.on('console', (m) => {

@@ -123,7 +123,7 @@ describe('web console (Chromium)', () => {
     const r = await send(platform.gateway.publicUrl, { host: HOST, headers: { cookie: 'app=console-test' } });
     assert.equal(r.status, 200, r.body);
     const row = page.locator('tr[data-session]');
-    await row.first().waitFor({ timeout: 10_000 });
+    await row.first().waitFor();
     assert.equal(await row.count(), 1);
     const text = await textOf(row.first());
     assert.match(text, /hello/);

@@ -18,6 +18,8 @@ import { LOOPBACK_PORTS } from './helpers/gateway-process.ts';
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = resolve(ROOT, 'test/gateway/helpers/gateway-cli.ts');
 let kube: KubeDouble;
+/** Bound on a gateway's start (seconds through tsx, many more on a loaded machine; the start is not tested). */
+const START_MS = 120_000;
 
 before(async () => {
   kube = await startKubeDouble({ controllers: true });
@@ -64,7 +66,9 @@ const kubeArgs = (file: string) => [
 describe('tether gateway --runtime kubernetes (command line)', () => {
   it('serves a session from a SandboxClaim and leaves the claim behind on SIGTERM', async (t) => {
     const file = await writeManifest(t, kubeServiceYaml('cli', { 'serving.knative.dev/warm-pool': '1' }));
-    const run = runCli(kubeArgs(file));
+    // A generous wait for the sandbox (its deadline is the next test's subject, not this one's): under load the
+    // double's controllers and pod start take longer than the default 30 s.
+    const run = runCli([...kubeArgs(file), '--queue-timeout', '120s']);
     t.after(() => run.child.kill('SIGKILL'));
     const line = await waitFor(
       'listening line',
@@ -73,7 +77,7 @@ describe('tether gateway --runtime kubernetes (command line)', () => {
           .out()
           .split('\n')
           .find((l) => l.includes('gateway listening')),
-      { timeoutMs: 20_000 },
+      { timeoutMs: START_MS },
     );
     const { publicUrl } = JSON.parse(line) as { publicUrl: string };
     const r = await send(publicUrl, { host: 'cli.default.example.com', path: '/env', headers: { cookie: 'app=c1' } });
@@ -100,7 +104,7 @@ describe('tether gateway --runtime kubernetes (command line)', () => {
           .out()
           .split('\n')
           .find((l) => l.includes('gateway listening')),
-      { timeoutMs: 20_000 },
+      { timeoutMs: START_MS },
     );
     const { publicUrl } = JSON.parse(line) as { publicUrl: string };
     kube.controller!.halt();

@@ -54,9 +54,7 @@ describe('tether gateway --isolation namespaces: SIGKILL with a paused instance'
 
     run.child.kill('SIGKILL');
     await once(run.child, 'exit');
-    await waitFor('the frozen instance gone with its gateway', () => processesOf(inst.name).length === 0, {
-      timeoutMs: 10_000,
-    });
+    await waitFor('the frozen instance gone with its gateway', () => processesOf(inst.name).length === 0);
     await waitFor('the watchdog and all of its session gone', () => sessionMembers(watchdog).length === 0);
   });
 });

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../gateway/helpers/harness.ts';
 import {
   mintAgentKey,
   newAdminKey,
@@ -43,6 +44,7 @@ describe('incremental export from two PostgreSQL replicas', () => {
   it('gives an exporter asking since its last id every event once while both replicas write', async () => {
     const key = await mintAgentKey(a, admin, `x${Date.now().toString(36)}`, 'run');
     let writing = true;
+    let written = 0;
     const writers = Array.from({ length: 16 }, async (_, w) => {
       for (let n = 0; writing; n++) {
         const res = await (w % 2 ? a : b).call('POST', '/v1/memories', key, {
@@ -51,6 +53,7 @@ describe('incremental export from two PostgreSQL replicas', () => {
           value: `w${w} n${n}`,
         });
         assert.equal(res.status, 200);
+        written += 1;
       }
     });
     const seen: string[] = [];
@@ -64,6 +67,8 @@ describe('incremental export from two PostgreSQL replicas', () => {
       for (let i = 0; writing; i++) await pull(i % 2 ? a : b);
     })();
     await sleep(3000);
+    // A loaded machine writes fewer in that window: go on until there are enough to race (asserted below).
+    await waitFor('more than 200 writes', () => written > 200);
     writing = false;
     await Promise.all([exporter, ...writers]);
     await pull(a);

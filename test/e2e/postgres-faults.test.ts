@@ -39,13 +39,13 @@ describe('tether memory --store postgres under faults', () => {
       assert.ok(ready.headers.get('retry-after'));
       assert.ok(!r.output().includes(pg.password), 'no password in any log line');
       await pg.start();
-      await within(10_000, async () => (await fetch(`${r.url}/readyz`)).status === 200);
+      await within(60_000, async () => (await fetch(`${r.url}/readyz`)).status === 200);
       assert.equal((await write('after')).status, 200);
       const got = await r.call('GET', '/v1/memories?subject=u&predicate=note', key);
       assert.deepEqual(got.body.beliefs.map((b: { value: string }) => b.value).sort(), ['after', 'before']);
       assert.equal(r.child.exitCode, null, 'the replica kept running');
       // The change channel came back too: a resync flushed the caches.
-      await within(5_000, async () =>
+      await within(60_000, async () =>
         /tether_store_cache_flushes_total [1-9]/.test(await (await fetch(`${r.url}/metrics`)).text()),
       );
     } finally {
@@ -75,7 +75,7 @@ describe('tether memory --store postgres under faults', () => {
         }
       };
       const writers = Array.from({ length: 8 }, (_, w) => writer(w));
-      await within(10_000, async () => acknowledged.length >= 100);
+      await within(60_000, async () => acknowledged.length >= 100);
       await victim.kill();
       stop = true;
       await Promise.all(writers);

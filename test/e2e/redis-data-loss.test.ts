@@ -116,7 +116,7 @@ describe('tether gateway --session-store redis: Redis comes back empty', () => {
         const s = await stored().catch(() => undefined);
         return s && full(s) ? s : undefined;
       },
-      { timeoutMs: 20_000, intervalMs: 100 },
+      { intervalMs: 100 },
     );
     assert.deepEqual(same(afterRestart), expected);
 

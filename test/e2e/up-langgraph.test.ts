@@ -70,9 +70,6 @@ describe('tether up (process): the LangGraph example', () => {
     await waitFor(
       'the idle instance to be deleted',
       async () => !(await upInstances(data, adminUrl)).some((i) => i.name === first),
-      {
-        timeoutMs: 30_000,
-      },
     );
 
     const s3 = await step();

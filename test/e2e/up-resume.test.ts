@@ -87,9 +87,7 @@ describe('tether up (process): the memory agent saves working state and resumes 
     };
 
     // Check 1: the warm instance gets no key until a session claims it; then the same instance does.
-    const warm = await waitFor('a warm instance', async () => (await instances()).find((i) => i.warm), {
-      timeoutMs: 20_000,
-    });
+    const warm = await waitFor('a warm instance', async () => (await instances()).find((i) => i.warm));
     const refused = await exchange(warm.name);
     assert.equal(refused.status, 401);
     assert.deepEqual(refused.body.error, { code: 'warm_pool', message: 'still in warm pool' });
@@ -119,9 +117,6 @@ describe('tether up (process): the memory agent saves working state and resumes 
     await waitFor(
       'the idle instance to be deleted',
       async () => !(await instances()).some((i) => i.name === t1.instance),
-      {
-        timeoutMs: 20_000,
-      },
     );
     const lease = await fetch(`${memoryUrl}/v1/lease?namespace=${t1.namespace}`, {
       headers: { authorization: `Bearer ${adminKey}` },

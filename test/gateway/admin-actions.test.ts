@@ -87,7 +87,7 @@ describe('DELETE /_tether/sessions/{id}', () => {
   it('ends a paused session too, and keeps the instance while another session uses it', async (t) => {
     const gw = await startTestGateway(t, YAML, { adminToken: TOKEN });
     const held = await hit(gw, 'held', 'p');
-    await waitFor('paused', async () => (await sessionOf(gw, 'held', 'p')).state === 'paused', { timeoutMs: 15_000 });
+    await waitFor('paused', async () => (await sessionOf(gw, 'held', 'p')).state === 'paused');
     const p = await sessionOf(gw, 'held', 'p');
     assert.equal((await adminCall(gw, 'DELETE', `/_tether/sessions/${p.id}`)).status, 200);
     await waitFor('paused instance deleted', () => isGone(pidOf(held)));

@@ -26,7 +26,7 @@ describe('idle sessions and expiry', () => {
     const r = await send(gw.publicUrl, { host, headers: { cookie: 'app=11' } });
     const pid = Number(r.headers['x-pid']);
     assert.equal(procState(pid) === null, false);
-    await waitFor('instance deleted', () => isGone(pid), { timeoutMs: 5000 });
+    await waitFor('instance deleted', () => isGone(pid));
     await waitFor(
       'zero instances',
       async () => (await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys')).length === 0,
@@ -48,11 +48,8 @@ describe('idle sessions and expiry', () => {
     const pid = Number(r1.headers['x-pid']);
     assert.equal(r2.headers['x-count'], '2');
     // `paused` is shown once the gateway observed the stop (`pausing` until then).
-    const inst = await waitFor(
-      'instance paused',
-      async () =>
-        (await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys')).find((i) => i.state === 'paused'),
-      { timeoutMs: 5000 },
+    const inst = await waitFor('instance paused', async () =>
+      (await admin<AdminInstance[]>(gw, '/_tether/instances?reveal=keys')).find((i) => i.state === 'paused'),
     );
     assert.equal(procState(pid), 'T');
     assert.deepEqual(inst?.sessions, ['11']);

@@ -41,7 +41,7 @@ describe('warm pool', () => {
       assert.equal(i.warm, true);
       assert.deepEqual(i.sessions, []);
       // SIGSTOP takes effect when the kernel next schedules the process: poll, bounded.
-      await waitFor(`warm pid ${i.pid} stopped`, () => procState(i.pid ?? 0) === 'T', { timeoutMs: 3000 });
+      await waitFor(`warm pid ${i.pid} stopped`, () => procState(i.pid ?? 0) === 'T');
     }
     assert.deepEqual(await startsTotal(gw.adminUrl), { true: 3 });
     const warmPids = new Set(pool.map((i) => i.pid));

@@ -93,9 +93,7 @@ describe('WebSocket upgrade proxy', () => {
     sock.destroy();
     await waitFor('session idle', async () => (await sessionState(gw, 'k')) === 'idle');
     // Past the 101 the instance would have sent: its upgrade socket must be closed, not left to the proxy.
-    await waitFor('no upgrade socket left at the instance', async () => (await stats(gw.publicUrl, 'k')).open === 0, {
-      timeoutMs: 2000,
-    });
+    await waitFor('no upgrade socket left at the instance', async () => (await stats(gw.publicUrl, 'k')).open === 0);
     await new Promise((r) => setTimeout(r, 500)); // the 101 moment has passed
     assert.deepEqual(await stats(gw.publicUrl, 'k'), { received: 1, open: 0 });
     assert.equal(await sessionState(gw, 'k'), 'idle');
@@ -112,11 +110,9 @@ describe('WebSocket upgrade proxy', () => {
     await waitFor('101 relayed', () => head.startsWith('HTTP/1.1 101'));
     assert.equal(await sessionState(gw, 'h'), 'active');
     sock.end(); // FIN, but keeps reading: half-open
-    await waitFor('session idle', async () => (await sessionState(gw, 'h')) === 'idle', { timeoutMs: 3000 });
-    await waitFor('no upgrade socket left at the instance', async () => (await stats(gw.publicUrl, 'h')).open === 0, {
-      timeoutMs: 3000,
-    });
-    await waitFor('client socket closed', () => sock.destroyed || sock.readableEnded, { timeoutMs: 3000 });
+    await waitFor('session idle', async () => (await sessionState(gw, 'h')) === 'idle');
+    await waitFor('no upgrade socket left at the instance', async () => (await stats(gw.publicUrl, 'h')).open === 0);
+    await waitFor('client socket closed', () => sock.destroyed || sock.readableEnded);
   });
 
   it('releases the session of a refused upgrade once the client closes', async (t) => {
@@ -129,7 +125,7 @@ describe('WebSocket upgrade proxy', () => {
     });
     await waitFor('403 relayed', () => text.startsWith('HTTP/1.1 403') && text.endsWith('no'));
     sock.end();
-    await waitFor('session idle', async () => (await sessionState(gw, 'r')) === 'idle', { timeoutMs: 3000 });
+    await waitFor('session idle', async () => (await sessionState(gw, 'r')) === 'idle');
   });
 
   it('answers 502 JSON when the instance does not answer the upgrade in time', async (t) => {
@@ -140,10 +136,10 @@ describe('WebSocket upgrade proxy', () => {
     sock.on('data', (c: string) => {
       text += c;
     });
-    await waitFor('502 sent', () => text.includes('"code":"bad_gateway"'), { timeoutMs: 3000 });
+    await waitFor('502 sent', () => text.includes('"code":"bad_gateway"'));
     assert.match(text, /^HTTP\/1\.1 502 /);
     assert.match(text, /did not answer the upgrade in time/);
     await waitFor('no upgrade socket left at the instance', async () => (await stats(gw.publicUrl, 'slow')).open === 0);
-    await waitFor('session idle', async () => (await sessionState(gw, 'slow')) === 'idle', { timeoutMs: 3000 });
+    await waitFor('session idle', async () => (await sessionState(gw, 'slow')) === 'idle');
   });
 });

@@ -5,14 +5,17 @@
  */
 import type { KubernetesFlags } from '../../src/cli/kubernetes-option.ts';
 
-/** Flags with workload identity on, pointing at `kubeconfig`. */
+/**
+ * Flags with workload identity on, pointing at `kubeconfig`. The API-call timeout is the longest allowed (10 s):
+ * the double answers at once, so a call is late only on a loaded machine; a test of the timeout sets its own.
+ */
 export function kubeFlags(kubeconfig: string, overrides: Partial<KubernetesFlags> = {}): KubernetesFlags {
   return {
     kubernetes: true,
     kubeconfig,
     audience: 'tether',
     kubernetesKeyTtl: '15m',
-    kubernetesTimeout: '2s',
+    kubernetesTimeout: '10s',
     ...overrides,
   };
 }

@@ -163,7 +163,7 @@ describe('LocalRuntime', () => {
     assert.ok(Date.now() - t0 >= 250, 'waited the grace period before SIGKILL');
     assert.ok(isGone(pid));
     // The group's SIGKILL is sent when the leader exits; the kernel finishes it a moment later.
-    await waitFor('grandchild gone', () => isGone(grandchild), { timeoutMs: 2000 });
+    await waitFor('grandchild gone', () => isGone(grandchild));
   });
 
   it('fails a start with a missing executable', async (t) => {
@@ -199,7 +199,7 @@ describe('LocalRuntime', () => {
     const grandchild = Number(rt.logs(child.name)?.[0]?.line);
     await rt.close();
     for (const pid of [a.pid, b.pid]) assert.ok(pid && isGone(pid), `pid ${pid} still alive`);
-    await waitFor(`grandchild ${grandchild} gone`, () => isGone(grandchild), { timeoutMs: 2000 });
+    await waitFor(`grandchild ${grandchild} gone`, () => isGone(grandchild));
   });
 });
 

@@ -67,7 +67,7 @@ describe('event-loop lag', () => {
     assert.equal(r.statusCode, 200);
     // The sampler finds the gap at its next turn: wait for the line (generous deadline, no race).
     const named = () => lines.find((l) => (l.routes as string[] | undefined)?.includes('GET /test/slow'));
-    for (let waited = 0; !named() && waited < 10_000; waited += 20) await sleep(20);
+    for (let waited = 0; !named() && waited < 60_000; waited += 20) await sleep(20);
     const line = named();
     assert.ok(line, `a warning naming GET /test/slow; got ${JSON.stringify(lines)}`);
     assert.equal(line.level, 40);

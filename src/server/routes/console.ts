@@ -18,6 +18,11 @@ export interface ConsoleRoutesOptions {
 }
 
 const GATEWAY_PREFIX = '/console/gateway';
+/**
+ * Longest wait for the gateway admin API's answer, then 503. Long: a DELETE of an instance answers once the
+ * instance stopped, which takes its grace period (5 s by default) and more on a loaded machine (5 s gave 503s).
+ */
+const GATEWAY_ANSWER_MS = 60_000;
 
 function send(reply: FastifyReply, asset: ConsoleAsset) {
   return reply.headers(CONSOLE_HEADERS).type(asset.type).send(asset.body);
@@ -40,7 +45,11 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOpt
     let res: Response;
     try {
       // Appended, never resolved: the target is checked to hold no dot segment (console-gateway-paths.ts).
-      res = await fetch(`${admin}${target}`, { method: req.method, headers, signal: AbortSignal.timeout(5000) });
+      res = await fetch(`${admin}${target}`, {
+        method: req.method,
+        headers,
+        signal: AbortSignal.timeout(GATEWAY_ANSWER_MS),
+      });
     } catch {
       throw unavailable('the gateway admin API does not answer', 2);
     }

@@ -21,7 +21,11 @@ before(async () => {
   authority = await LocalIdentityAuthority.create({ clock });
   api = await startAuthorityApi(authority, { kubeconfigPath: join(dir, 'kubeconfig') });
   // the memory server's own exchanger, through @kubernetes/client-node, exactly as on a cluster
-  exchanger = createKubernetesExchanger({ kubeconfig: api.kubeconfigPath, audience: 'tether', requestTimeoutMs: 2000 });
+  exchanger = createKubernetesExchanger({
+    kubeconfig: api.kubeconfigPath,
+    audience: 'tether',
+    requestTimeoutMs: 10_000,
+  });
 });
 after(async () => {
   await api.close();

@@ -48,7 +48,9 @@ describe('raw HTTP/1.1 proxy path limits', () => {
     await c.closed();
   });
 
-  it('closes a connection whose request was answered but whose body stopped coming', { timeout: 15_000 }, async (t) => {
+  it('closes a connection whose request was answered but whose body stopped coming', {
+    timeout: 120_000,
+  }, async (t) => {
     const gw = await startTestGateway(t, YAML, { keepAliveTimeoutMs: 300 });
     const c = await rawClient(t, gw.publicUrl);
     // An unknown host is answered at once; 90 of the 100 announced body bytes never come.
@@ -57,7 +59,7 @@ describe('raw HTTP/1.1 proxy path limits', () => {
     await c.closed();
   });
 
-  it('closes an idle keep-alive connection after the keep-alive timeout', { timeout: 15_000 }, async (t) => {
+  it('closes an idle keep-alive connection after the keep-alive timeout', { timeout: 120_000 }, async (t) => {
     const gw = await startTestGateway(t, YAML, { keepAliveTimeoutMs: 300 });
     const c = await rawClient(t, gw.publicUrl);
     c.get(HOST, '/', { Cookie: 'app=idle' });
@@ -65,7 +67,7 @@ describe('raw HTTP/1.1 proxy path limits', () => {
     await c.closed();
   });
 
-  it('answers 431 to oversized headers on a connection handed to node:http too', { timeout: 15_000 }, async (t) => {
+  it('answers 431 to oversized headers on a connection handed to node:http too', { timeout: 120_000 }, async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await handedOver(t, gw.publicUrl);
     c.get(HOST, '/', { Cookie: 'app=ex', 'X-Big': 'a'.repeat(20_000) });
@@ -77,7 +79,7 @@ describe('raw HTTP/1.1 proxy path limits', () => {
 });
 
 describe('gateway close', () => {
-  it('closes a keep-alive connection handed to node:http at once', { timeout: 30_000 }, async (t) => {
+  it('closes a keep-alive connection handed to node:http at once', { timeout: 120_000 }, async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await handedOver(t, gw.publicUrl);
     const t0 = Date.now();

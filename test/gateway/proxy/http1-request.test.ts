@@ -12,7 +12,7 @@ function manyHeaders(n: number): Record<string, string> {
 }
 
 describe('raw HTTP/1.1 proxy path, request side', () => {
-  it('never carries a trailer of one request into the headers of the next', { timeout: 15_000 }, async (t) => {
+  it('never carries a trailer of one request into the headers of the next', { timeout: 120_000 }, async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await rawClient(t, gw.publicUrl);
     c.write(
@@ -28,7 +28,7 @@ describe('raw HTTP/1.1 proxy path, request side', () => {
   });
 
   it('keeps Content-Length even when the Connection header lists it (no body smuggled as a request)', {
-    timeout: 15_000,
+    timeout: 120_000,
   }, async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await rawClient(t, gw.publicUrl);
@@ -46,7 +46,7 @@ describe('raw HTTP/1.1 proxy path, request side', () => {
   });
 
   it('forwards the transfer codings before chunked (gzip, chunked) with the re-chunked body', {
-    timeout: 15_000,
+    timeout: 120_000,
   }, async (t) => {
     const gw = await startTestGateway(t, YAML);
     const c = await rawClient(t, gw.publicUrl);
@@ -60,7 +60,7 @@ describe('raw HTTP/1.1 proxy path, request side', () => {
   });
 
   it('answers 400 naming host to a request with two Host headers, or an HTTP/1.1 one with none', {
-    timeout: 15_000,
+    timeout: 120_000,
   }, async (t) => {
     const gw = await startTestGateway(t, YAML);
     const requests = [

@@ -59,7 +59,7 @@ async function startRawGateway(t: TestContext) {
 }
 
 describe('raw HTTP/1.1 proxy path, instance side', () => {
-  it('answers with the final response after a 103 or 100 from the instance', { timeout: 15_000 }, async (t) => {
+  it('answers with the final response after a 103 or 100 from the instance', { timeout: 120_000 }, async (t) => {
     const gw = await startRawGateway(t);
     const c = await rawClient(t, gw.publicUrl);
     c.get(HOST, '/early', { Cookie: 'app=1xx' });
@@ -74,7 +74,7 @@ describe('raw HTTP/1.1 proxy path, instance side', () => {
   });
 
   it('answers 502 to a 101 the request did not ask for, and keeps the client connection', {
-    timeout: 15_000,
+    timeout: 120_000,
   }, async (t) => {
     const gw = await startRawGateway(t);
     const c = await rawClient(t, gw.publicUrl);
@@ -86,7 +86,7 @@ describe('raw HTTP/1.1 proxy path, instance side', () => {
     assert.equal(String(next?.body), 'GET / HTTP/1.1');
   });
 
-  it('never carries a trailer of one response into the headers of the next', { timeout: 15_000 }, async (t) => {
+  it('never carries a trailer of one response into the headers of the next', { timeout: 120_000 }, async (t) => {
     const gw = await startRawGateway(t);
     const c = await rawClient(t, gw.publicUrl);
     c.get(HOST, '/trailers', { Cookie: 'app=tr' });
@@ -99,7 +99,7 @@ describe('raw HTTP/1.1 proxy path, instance side', () => {
     assert.equal(many?.headers['x-trailer'], undefined);
   });
 
-  it('does not reuse an instance connection that sent bytes beyond its answer', { timeout: 15_000 }, async (t) => {
+  it('does not reuse an instance connection that sent bytes beyond its answer', { timeout: 120_000 }, async (t) => {
     const gw = await startRawGateway(t);
     const c = await rawClient(t, gw.publicUrl);
     c.get(HOST, '/poison', { Cookie: 'app=po' });
@@ -113,7 +113,7 @@ describe('raw HTTP/1.1 proxy path, instance side', () => {
     assert.notEqual(next?.headers['x-conn'], po?.headers['x-conn']);
   });
 
-  it('relays the transfer codings before chunked (gzip, chunked) of an answer', { timeout: 15_000 }, async (t) => {
+  it('relays the transfer codings before chunked (gzip, chunked) of an answer', { timeout: 120_000 }, async (t) => {
     const gw = await startRawGateway(t);
     const c = await rawClient(t, gw.publicUrl);
     c.get(HOST, '/gzip', { Cookie: 'app=gz' });

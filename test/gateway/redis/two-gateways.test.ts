@@ -59,7 +59,7 @@ describe('two gateways on one Redis', () => {
   });
 
   it('a stream open through the other gateway keeps the owner from pausing the instance', {
-    timeout: 30_000,
+    timeout: 120_000,
   }, async (t) => {
     const redis = await startRedis(t);
     const prefix = redis.prefix();

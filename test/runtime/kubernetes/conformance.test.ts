@@ -99,14 +99,11 @@ async function kubeHarness(): Promise<RuntimeHarness> {
     async gone(started) {
       // Pod addresses are loopback (127.100-199.x.x) under the double: asking there stays on this machine.
       if (!started.host.startsWith('127.')) throw new Error(`pod address ${started.host} is not loopback`);
-      await waitFor(
-        `the pod of ${started.name} to stop`,
-        () =>
-          fetch(`http://${started.host}:${started.port}/env`, { signal: AbortSignal.timeout(2000) }).then(
-            () => false,
-            () => true,
-          ),
-        { timeoutMs: 20_000 },
+      await waitFor(`the pod of ${started.name} to stop`, () =>
+        fetch(`http://${started.host}:${started.port}/env`, { signal: AbortSignal.timeout(2000) }).then(
+          () => false,
+          () => true,
+        ),
       );
     },
     dependency: {

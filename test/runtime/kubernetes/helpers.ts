@@ -48,7 +48,8 @@ export async function startKubeGateway(
   const kubeconfig = loadKubeConfig({ kubeconfig: kube.gatewayKubeconfigPath });
   const runtime = new KubernetesRuntime({
     kubeconfig,
-    client: createObjectClient(kubeconfig, options.requestTimeoutMs ?? 2000),
+    // The longest allowed: the double answers at once, so only a loaded machine is late; tests of it set theirs.
+    client: createObjectClient(kubeconfig, options.requestTimeoutMs ?? 10_000),
     namespace: 'agents',
     services: runtimeServiceSpecs(services),
     log: silentLogger(),

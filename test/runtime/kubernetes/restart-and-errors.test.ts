@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { send } from '../../gateway/helpers/harness.ts';
+import { send, waitFor } from '../../gateway/helpers/harness.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
 import { claimsOf, kubeServiceYaml, startKubeGateway } from './helpers.ts';
 
@@ -46,12 +46,15 @@ describe('Kubernetes runtime: restart and API errors', () => {
     assert.equal(claims('gone').length, 1);
     const second = await startKubeGateway(t, kube, yaml);
     // The resync (every 200 ms here) notes the orphan on its first pass that sees it, then its idle time runs on
-    // the injected clock: advance it past session-timeout until the claim goes (bounded).
-    for (let i = 0; i < 100 && claims('gone').length > 0; i++) {
-      second.clock.advance(11_000);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.equal(claims('gone').length, 0);
+    // the injected clock: advance it past session-timeout until the claim goes.
+    await waitFor(
+      'the claim deleted',
+      () => {
+        second.clock.advance(11_000);
+        return claims('gone').length === 0;
+      },
+      { intervalMs: 50 },
+    );
   });
 
   for (const [what, fail] of [
@@ -75,12 +78,12 @@ describe('Kubernetes runtime: restart and API errors', () => {
         await kube.goUp();
       }
       // Back: a new request gets its sandbox (the instance start back-off is per service and short).
-      let ok = 0;
-      for (let i = 0; i < 100 && ok !== 200; i++) {
-        ok = (await send(gw.publicUrl, { host: host(svc), path: '/env', headers: { cookie: 'app=x1' } })).status;
-        if (ok !== 200) await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.equal(ok, 200);
+      await waitFor(
+        'a 200 once the API server is back',
+        async () =>
+          (await send(gw.publicUrl, { host: host(svc), path: '/env', headers: { cookie: 'app=x1' } })).status === 200,
+        { intervalMs: 100 },
+      );
     });
   }
 });

@@ -12,7 +12,7 @@ import { runtimeServiceSpecs } from '../../../src/gateway/services/runtime-spec.
 import { SANDBOX, SANDBOX_CLAIM, SANDBOX_TEMPLATE, SANDBOX_WARM_POOL } from '../../../src/kube/agent-sandbox.ts';
 import { LABELS } from '../../../src/runtime/kubernetes/objects.ts';
 import { sessionKeyHash } from '../../../src/sessions/session-hash.ts';
-import { send } from '../../gateway/helpers/harness.ts';
+import { send, waitFor } from '../../gateway/helpers/harness.ts';
 import { type KubeDouble, startKubeDouble } from '../../kube/double.ts';
 import type { WireObject } from '../../kube/objects.ts';
 import { claimsOf, kubeServiceYaml, POD_PORT, startKubeGateway, untilStore } from './helpers.ts';
@@ -158,7 +158,7 @@ describe('Kubernetes runtime', () => {
     const [claim] = claims('ext');
     kube.store.delete(SANDBOX_CLAIM, NS, claim!.metadata.name);
     const gone = async () => JSON.parse((await send(gw.adminUrl, { path: '/_tether/sessions' })).body).length === 0;
-    for (let i = 0; i < 200 && !(await gone()); i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the session to end', gone);
     assert.ok(await gone(), 'the session ended');
     const next = await send(gw.publicUrl, { host: host('ext'), path: '/env', headers: { cookie: 'app=e1' } });
     assert.equal(next.status, 200, next.body);

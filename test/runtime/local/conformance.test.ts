@@ -74,9 +74,7 @@ async function localHarness(isolated: boolean): Promise<RuntimeHarness> {
       },
     },
     async gone(started) {
-      await waitFor(`no process of ${started.name}`, () => processesOf(started.name).length === 0, {
-        timeoutMs: 20_000,
-      });
+      await waitFor(`no process of ${started.name}`, () => processesOf(started.name).length === 0);
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

@@ -57,7 +57,7 @@ describe('RedisSessionStore on a frozen Redis (SIGSTOP)', () => {
     assert.ok(store.queuedWrites >= 2, 'the touch and the undo of the bind wait for Redis');
 
     redis.thaw();
-    await waitFor('queued writes made', () => store.queuedWrites === 0, { timeoutMs: 20_000 });
+    await waitFor('queued writes made', () => store.queuedWrites === 0);
     assert.equal((await store.get('svc', kept.id))?.state, 'paused', 'the queued touch landed');
     assert.equal(await store.get('svc', sessionId('lost')), undefined, 'the unanswered bind was undone');
     const raw = new Redis(redis.port, '127.0.0.1');

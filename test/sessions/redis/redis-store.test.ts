@@ -135,10 +135,8 @@ describe('RedisSessionStore', () => {
 
     await own.stop();
     await own.start(); // no persistence: empty
-    await waitFor('loss after the restart', () => losses === 2, { timeoutMs: 15_000 });
-    await waitFor('marker set again', async () => (await client.get(`${prefix}marker`)) !== null, {
-      timeoutMs: 15_000,
-    });
+    await waitFor('loss after the restart', () => losses === 2);
+    await waitFor('marker set again', async () => (await client.get(`${prefix}marker`)) !== null);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(losses, 2, 'one restore per loss');
   });

@@ -13,6 +13,7 @@ import type { ExportQuery, StoredEvent } from '../../../src/store/fact-store.ts'
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/postgres-store.ts';
 import { insertEvents } from '../../../src/store/postgres/queries.ts';
 import type { Store } from '../../../src/store/store.ts';
+import { waitFor } from '../../gateway/helpers/harness.ts';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 import { freshTenant, makeEvent } from '../conformance/helpers.ts';
 
@@ -66,6 +67,7 @@ describe('PostgresStore.exportEvents in commit order', () => {
     const tenant = freshTenant();
     const namespaces = [`${tenant}:a`, `${tenant}:b`, `${tenant}:c`];
     let writing = true;
+    let written = 0;
     // 12 writer loops over both stores: each takes its event ids when it plans (as the writer does),
     // then holds its transaction a little, so batches commit out of id order.
     const writers = Array.from({ length: 12 }, async (_, w) => {
@@ -80,6 +82,7 @@ describe('PostgresStore.exportEvents in commit order', () => {
           return { events, changes: [], result: null };
         });
         n += 1;
+        written += 2;
       }
     });
     const seen: StoredEvent[] = [];
@@ -94,6 +97,8 @@ describe('PostgresStore.exportEvents in commit order', () => {
       seen.push(...(await drain(b, { tenant }, since)).got);
     })();
     await sleep(2500);
+    // A loaded machine writes fewer in that window: go on until there are enough to race (asserted below).
+    await waitFor('more than 200 events written', () => written > 200);
     writing = false;
     await exporter;
 

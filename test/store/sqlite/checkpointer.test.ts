@@ -11,6 +11,7 @@ import { after, describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Checkpointer, startCheckpointer } from '../../../src/store/sqlite/checkpointer.ts';
+import { waitFor } from '../../gateway/helpers/harness.ts';
 
 const tempRoot = mkdtempSync(join(tmpdir(), 'tether-checkpointer-'));
 after(() => rmSync(tempRoot, { recursive: true, force: true }));
@@ -97,7 +98,7 @@ describe('Checkpointer', () => {
     const { db, path } = openDb('synced.db');
     const cp = new Checkpointer({ path, intervalMs: 5, onLongWal: () => {} });
     const settle = async () => {
-      for (let i = 0; i < 200 && cp.stats.passes === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      await waitFor('a checkpoint pass', () => cp.stats.passes > 0, { intervalMs: 5 });
       await new Promise((r) => setTimeout(r, 30)); // a tick without writes sends no pass
     };
     try {
@@ -108,8 +109,7 @@ describe('Checkpointer', () => {
       assert.ok(afterWrites.syncs <= afterWrites.passes);
       // A pass with nothing new to copy does not sync.
       cp.noteWrite();
-      for (let i = 0; i < 200 && cp.stats.passes === afterWrites.passes; i++)
-        await new Promise((r) => setTimeout(r, 5));
+      await waitFor('a pass after the write', () => cp.stats.passes > afterWrites.passes, { intervalMs: 5 });
       assert.equal(cp.stats.passes, afterWrites.passes + 1);
       assert.equal(cp.stats.syncs, afterWrites.syncs);
       assert.equal(cp.lastError, null);
@@ -162,7 +162,9 @@ describe('Checkpointer', () => {
     }
   });
 
-  it('reports a dead worker through onStopped, and pause() and close() still return', { timeout: 10_000 }, async () => {
+  it('reports a dead worker through onStopped, and pause() and close() still return', {
+    timeout: 120_000,
+  }, async () => {
     // No such file: the worker's connection fails to open and the thread exits.
     const stopped: string[] = [];
     const cp = new Checkpointer({

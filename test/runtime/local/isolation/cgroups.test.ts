@@ -7,6 +7,7 @@ import {
   parseCgroupLayout,
   removeCgroupParents,
 } from '../../../../src/runtime/local/isolation/cgroups.ts';
+import { waitFor } from '../../../gateway/helpers/harness.ts';
 
 const HYBRID_MOUNTS = [
   '30 25 0:26 / /sys/fs/cgroup/freezer rw,relatime shared:9 - cgroup cgroup rw,freezer',
@@ -55,7 +56,7 @@ describe('InstanceCgroup with the v2 freezer (cgroup.freeze)', () => {
       removeCgroupParents(layout);
     });
     await new Promise((r) => child.once('spawn', r));
-    for (let i = 0; i < 200 && cg.pids().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor('the child in its cgroup', () => cg.pids().length > 0);
     assert.deepEqual(cg.pids(), [child.pid]);
     await cg.freeze();
     assert.match(readFileSync(`${cg.procsFiles[0]?.replace('cgroup.procs', 'cgroup.events')}`, 'utf8'), /^frozen 1$/m);

@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { detectCgroups } from '../../../../src/runtime/local/isolation/cgroups.ts';
 import type { InstanceExit } from '../../../../src/runtime/runtime.ts';
+import { waitFor } from '../../../gateway/helpers/harness.ts';
 import { ask, isolatedRuntime, probeSpec } from './helpers.ts';
 
 type Count = { ticks: number; child: number; childConts: number };
@@ -55,7 +56,7 @@ describe('resources.limits', () => {
     const inst = await rt.start(hog);
     const other = await rt.start(bystander);
     await assert.rejects(ask(inst, '/hog'), 'the hog answered: it was not stopped');
-    for (let i = 0; i < 300 && !exits.has(hog.name); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the exit of the hog instance', () => exits.has(hog.name));
     const exit = exits.get(hog.name);
     assert.ok(exit, 'the hog instance ended');
     assert.equal(exit.requested, false);

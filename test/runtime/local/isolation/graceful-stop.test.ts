@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { InstanceExit } from '../../../../src/runtime/runtime.ts';
+import { waitFor } from '../../../gateway/helpers/harness.ts';
 import { isolatedRuntime, probeSpec } from './helpers.ts';
 
 // Serves on PORT; on SIGTERM works 300 ms more (as an agent giving its lease back would), then exits 7.
@@ -17,7 +18,7 @@ describe('delete of an isolated instance', () => {
     const spec = probeSpec({ argv: ['node', '-e', STOPS_SLOWLY] });
     await rt.start(spec);
     await rt.delete(spec.name);
-    for (let i = 0; i < 100 && !exits.has(spec.name); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(`the exit of ${spec.name}`, () => exits.has(spec.name));
     assert.deepEqual(exits.get(spec.name), { code: 7, signal: null, requested: true });
   });
 
@@ -29,7 +30,7 @@ describe('delete of an isolated instance', () => {
     const spec = probeSpec({ argv: ['node', '-e', ignores] });
     await rt.start(spec);
     await rt.delete(spec.name);
-    for (let i = 0; i < 100 && !exits.has(spec.name); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(`the exit of ${spec.name}`, () => exits.has(spec.name));
     const exit = exits.get(spec.name);
     assert.ok(exit, 'the instance ended');
     assert.equal(exit.requested, true);

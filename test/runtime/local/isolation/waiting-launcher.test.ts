@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { findTool } from '../../../../src/runtime/local/isolation/host-probe.ts';
 import { WaitingLauncher } from '../../../../src/runtime/local/isolation/waiting-launcher.ts';
+import { waitFor } from '../../../gateway/helpers/harness.ts';
 import { openTempDir } from './helpers.ts';
 
 const tools = { bash: findTool('bash') as string, env: findTool('env') as string };
@@ -113,7 +114,7 @@ describe('WaitingLauncher', () => {
   it('is not alive once it died, and refuses a word holding a NUL byte without using itself up', async (t) => {
     const dir = await openTempDir(t, 'tether-launcher-');
     const launcher = WaitingLauncher.spawn(tools, [join(dir, 'missing-folder', 'procs')]);
-    for (let i = 0; i < 500 && launcher.alive; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the launcher to exit', () => !launcher.alive);
     assert.equal(launcher.alive, false, 'a launcher that could not join exits at once (125)');
 
     const procs = join(dir, 'procs');
