@@ -6,11 +6,14 @@
  */
 
 /**
- * `--max-semi-space-size=4` (MiB): V8's young generation is two semi-spaces that grow to 16 MiB each
- * by default on 64-bit, and under a load of 500-statement requests they did, on top of a ~140 MB
- * baseline (node, tsx's loader and esbuild threads, the modules). Heap snapshots during and after a
- * 10^6-event load over HTTP hold the same ~25 MB: nothing grows without bound, the peak is GC headroom.
- * At 4 MiB the bench's peak RSS fell by 20-30 MB (278 -> 257 MB at 10^6 events) for ~3% more server CPU
- * per remember (173 -> 179 us at 10^5).
+ * `--optimize-for-size`: V8 keeps its heaps small instead of fast to grow. Under bench:memory's load
+ * (500-statement requests, 4 in flight) request objects outlive a young-generation GC or two and are
+ * promoted, and with the default heuristics the main isolate's old space then grew to 140-160 MB of
+ * committed heap for ~50 MB live before a full GC ran (the first full GC waits for a limit set from
+ * the maximum heap, 4 GB here, lowered only by the survival rate). With this flag V8 collects the old
+ * space sooner and sizes it to what is live, and it implies 1 MiB semi-spaces (it overrides any
+ * `--max-semi-space-size`, which is why the 4 MiB flag this replaces is gone). Measured
+ * (docs/benchmarks.md, "Memory of a server process"): at 2*10^4 statements the peak fell from 265 to
+ * 174 MB, the main heap from 151 to 60 MB committed.
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--optimize-for-size'];
