@@ -130,6 +130,8 @@ interface Result {
   stress: string;
   /** Server CPU time (all threads) over the load and the stress: the cost side of a memory flag. */
   cpuSeconds: number;
+  /** Server CPU per statement loaded (to within a second of the load's end): comparable across runs. */
+  loadCpuMicrosPerStatement: number;
   /** Where the bytes were at the highest sample (the peak) and at the end. */
   atPeak: RssBreakdown | undefined;
   atEnd: RssBreakdown;
@@ -154,13 +156,22 @@ async function measure(name: string, fromSource: boolean, tmp: string, bin = TET
     const sampler = new RssSampler(server.pid, `${server.url}/metrics`);
     sampler.phase = 'load';
     const cpu0 = server.cpuMicros();
+    // CPU time by second, to split the load's (a fixed amount of work) from the stress's (fixed time).
+    const cpuAt: number[] = [];
+    const tick = setInterval(() => {
+      try {
+        cpuAt.push(server.cpuMicros() - cpu0);
+      } catch {}
+    }, 1000);
     const phase = await loadAndStress(server, dataset, EVENTS, `${name} ${fmt(EVENTS)}`, EVENTS + 1);
     const cpu = server.cpuMicros() - cpu0;
+    clearInterval(tick);
     sampler.stop();
     sampler.phase = 'end';
     const atEnd = await sampler.sample();
     // The load phase does not report when the stress began: from its rate, the load's length; then 10 s each.
     const loadSeconds = EVENTS / phase.loadRate;
+    const loadCpu = cpuAt[Math.min(cpuAt.length, Math.round(loadSeconds)) - 1] ?? Number.NaN;
     const atPeak = sampler.peak && {
       ...sampler.peak,
       phase:
@@ -175,6 +186,7 @@ async function measure(name: string, fromSource: boolean, tmp: string, bin = TET
       peak: phase.loadPeakMb * MB,
       stress: phase.stress,
       cpuSeconds: cpu / 1e6,
+      loadCpuMicrosPerStatement: loadCpu / EVENTS,
       atPeak,
       atEnd,
     };
@@ -219,7 +231,10 @@ async function main(): Promise<void> {
       );
     }
     lines.push(
-      ...results.map((r) => `  ${r.name}: ${r.stress}; server CPU ${r.cpuSeconds.toFixed(1)} s (all threads)`),
+      ...results.map(
+        (r) =>
+          `  ${r.name}: ${r.stress}; server CPU ${r.cpuSeconds.toFixed(1)} s (all threads), ${r.loadCpuMicrosPerStatement.toFixed(0)} us per statement loaded`,
+      ),
       '',
       'where the bytes were (MiB):',
     );
