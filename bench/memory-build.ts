@@ -21,7 +21,6 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { SERVER_NODE_FLAGS } from '../src/server/node-flags.ts';
 import { newAdminKey } from '../test/helpers/memory-replicas.ts';
 import { TETHER_BIN } from '../test/helpers/tether-cli.ts';
 import { MemoryDataset, subjectsFor } from './lib/memory-data.ts';
@@ -83,9 +82,9 @@ function children(pid: number): { rss: number; names: string[] } {
 async function startTetherMemory(dataDir: string, fromSource: boolean, bin: string): Promise<ChildServer> {
   const adminKey = newAdminKey();
   const args = ['memory', '--port', '0', '--data', dataDir, '--key-rate-limit', '0'];
-  // With --node-flags, node runs bin/tether with the servers' flags and those (the shebang is skipped).
+  // With --node-flags, node runs bin/tether with those flags instead of the servers' (the shebang is skipped).
   const extra = flags['node-flags']?.split(' ').filter(Boolean);
-  const child = spawn(extra ? process.execPath : bin, extra ? [...SERVER_NODE_FLAGS, ...extra, bin, ...args] : args, {
+  const child = spawn(extra ? process.execPath : bin, extra ? [...extra, bin, ...args] : args, {
     env: {
       PATH: process.env.PATH ?? '',
       TETHER_ADMIN_KEY: adminKey,
