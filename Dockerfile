@@ -39,5 +39,5 @@ COPY bin ./bin
 RUN mkdir -p /data && chown 10001:10001 /data
 USER 10001:10001
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/bin/tether"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--initial-old-space-size=32", "--heap-growing-percent=20", "/app/bin/tether"]
 CMD ["memory", "--host", "0.0.0.0"]
