@@ -6,6 +6,7 @@
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
+import type { OffLoopFolds } from '../../memory/log-fold.ts';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type {
@@ -224,6 +225,33 @@ export class SqliteStore implements Store {
   /** Reads answered by the pool's workers (0 without a pool). */
   get pooledReads(): number {
     return this.#pool?.stats.reads ?? 0;
+  }
+
+  /** Whole `as_of` folds answered by the pool's workers (0 without a pool). */
+  get pooledFolds(): number {
+    return this.#pool?.stats.folds ?? 0;
+  }
+
+  /** The most `as_of` folds the pool ever ran at once. */
+  get pooledFoldPeak(): number {
+    return this.#pool?.stats.foldPeak ?? 0;
+  }
+
+  /**
+   * `as_of` searches and folds run whole on a read worker (only the answer comes back), while one
+   * runs; null otherwise (in memory: `recall.ts` folds page by page on the loop).
+   */
+  offLoopFolds(): OffLoopFolds | null {
+    const pool = this.#pool;
+    if (!pool?.running) return null;
+    return {
+      searchFacts: (namespace, terms, hits) => {
+        if (terms.length === 0) return Promise.resolve([]);
+        this.#fts.flush();
+        return pool.run('searchFacts', namespace, terms, hits);
+      },
+      foldFactLogs: (query) => pool.run('foldFactLogs', query),
+    };
   }
 
   async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
