@@ -12,7 +12,9 @@
  * - the WAL, whose older frames still hold the pages as they were, is copied back by a PASSIVE
  *   checkpoint on the checkpointer's thread (writes go on), then truncated by a TRUNCATE checkpoint
  *   there, during which the store holds its writes: only the frames written meanwhile are left to copy.
- * No VACUUM: its cost grows with the whole database, and it held every write for all of it.
+ * No VACUUM for events and beliefs: its cost grows with the whole database, and it held every write
+ * for all of it. Still a VACUUM (on the checkpointer's thread, writes held) when resume records were
+ * erased: deleted in one go, their tables' rebuilt pages keep stale bytes (resume-disk.test.ts finds them).
  * Called by `SqliteStore.purgeNamespace`.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -83,7 +85,7 @@ export async function deleteNamespaceRows(
   ctx: PurgeContext,
   namespace: string,
   progress: PurgeProgress = { deletes: 0, merges: 0 },
-): Promise<{ events: number; touched: boolean }> {
+): Promise<{ events: number; touched: boolean; resume: boolean }> {
   const { db, sql } = ctx;
   const pick = sql('SELECT seq FROM events WHERE namespace = ? LIMIT ?').pluck();
   const delFts = sql('DELETE FROM events_fts WHERE rowid = ?');
@@ -105,13 +107,17 @@ export async function deleteNamespaceRows(
     progress,
   );
   let touched = events > 0;
+  let resume = false;
   if ((await inSlices(db, () => delBeliefs.run(namespace, PICK).changes, progress)) > 0) touched = true;
   db.transaction(() => {
-    if (ctx.purgeResume(namespace) > 0) touched = true;
+    if (ctx.purgeResume(namespace) > 0) {
+      touched = true;
+      resume = true;
+    }
     // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.
     if (touched) ctx.resetFtsMark((sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
   })();
-  return { events, touched };
+  return { events, touched, resume };
 }
 
 /**
@@ -125,6 +131,8 @@ export async function eraseLeftovers(o: {
   flush: () => void;
   hold: (truncate: Promise<void> | null) => void;
   progress: PurgeProgress;
+  /** Resume records were erased: their tables' pages may keep stale bytes, so VACUUM (see below). */
+  vacuum: boolean;
 }): Promise<void> {
   const merge = o.db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${-MERGE_PAGES})`);
   const changes = o.db.prepare('SELECT total_changes()').pluck();
@@ -156,15 +164,17 @@ async function truncateWal(o: {
   db: Database.Database;
   checkpointer: Checkpointer | null;
   hold: (truncate: Promise<void> | null) => void;
+  vacuum: boolean;
 }): Promise<void> {
   const checkpointer = o.checkpointer;
   if (!checkpointer?.running) {
+    if (o.vacuum) o.db.exec('VACUUM');
     const [r] = o.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
     if (r?.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
     return;
   }
   await checkpointer.catchUp();
-  const truncate = checkpointer.truncate();
+  const truncate = checkpointer.truncate(o.vacuum);
   o.hold(truncate.catch(() => {}));
   try {
     await truncate;

@@ -318,7 +318,11 @@ export class SqliteStore implements Store {
     const resume = await this.#checkpointer?.pause();
     try {
       this.#fts.flush();
-      const { events, touched } = await deleteNamespaceRows(
+      const {
+        events,
+        touched,
+        resume: resumeErased,
+      } = await deleteNamespaceRows(
         {
           db: this.#db,
           sql: (text) => this.#sql(text),
@@ -343,6 +347,7 @@ export class SqliteStore implements Store {
           this.#vacuuming = truncate;
         },
         progress: this.purgeStats,
+        vacuum: resumeErased,
       });
       return events;
     } finally {
