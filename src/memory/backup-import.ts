@@ -4,15 +4,24 @@
  * anything is stored. Each tenant's registry timeline is what is stored plus the versions imported
  * (one with the id of a stored one, or its time and predicates, is the same version), and each event
  * is checked against the version in force when it was recorded, as its write was (`import-check.ts`).
- * A refused request stores nothing. Called by the import route; knows nothing of HTTP.
+ * A refused request stores nothing. The checks let the event loop turn every few ms, and the events
+ * are stored in chunks of `IMPORT_CHUNK`, one writer turn (one transaction) each, so other tenants'
+ * writes go on between them. Called by the import route; knows nothing of HTTP.
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, isTetherError, TetherError } from '../common/errors.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 import type { PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
 import type { MemoryEngine } from './engine.ts';
 import { checkImportedEvent } from './import-check.ts';
 import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
+
+/**
+ * Events (or resume records) stored per transaction of an import. Chunks are stored in the order of
+ * the request; a chunk holds the writer for a few ms, not the whole request's worth.
+ */
+export const IMPORT_CHUNK = 250;
 
 /** A registry version and the line it came from (`line 3`). */
 export interface ImportedVersion {
@@ -80,13 +89,22 @@ async function planTenant(registries: RegistryBook, tenant: string, imported: Im
 }
 
 /**
- * Checks then stores `versions` and `events`.
+ * Checks then stores `versions` and `events`. Every line is checked before anything is stored; then
+ * the events go in chunks of `chunk` (each its own transaction, in request order): if the server
+ * stops between two, the chunks before are stored, and sending the same request again stores the
+ * rest (events already stored are skipped by id).
+ * @param options.chunk events per transaction (@default IMPORT_CHUNK)
  * @throws {TetherError} 400 naming the line and field of the first refused item; nothing is stored then
  */
 export async function importBackup(
-  deps: { registries: RegistryBook; engine: MemoryEngine; clock: Clock },
+  deps: { registries: RegistryBook; engine: Pick<MemoryEngine, 'importEvents'>; clock: Clock },
   items: { versions: ImportedVersion[]; events: ImportedEvent[] },
+  options: { chunk?: number } = {},
 ): Promise<ImportOutcome> {
+  const chunk = options.chunk ?? IMPORT_CHUNK;
+  if (!Number.isInteger(chunk) || chunk < 1) {
+    throw new Error(`Cannot import as 'chunk' must be a whole number ≥ 1: got ${chunk}`);
+  }
   const tenants = new Set([...items.versions.map((v) => v.version.tenant), ...items.events.map((e) => e.event.tenant)]);
   const plans = new Map<string, Awaited<ReturnType<typeof planTenant>>>();
   for (const tenant of tenants) {
@@ -100,7 +118,9 @@ export async function importBackup(
     );
   }
   const now = deps.clock.now();
+  const slice = new TimeSlice();
   for (const { at, event } of items.events) {
+    if (slice.due()) await slice.yield();
     const plan = plans.get(event.tenant);
     if (!plan) throw new TetherError('internal', `no registry plan for tenant ${event.tenant}`);
     // A tenant with no version stored nor imported gets the default registry, as its first write would.
@@ -119,6 +139,7 @@ export async function importBackup(
     registryVersions += plan.toStore.length;
   }
   const events = items.events.map((e) => e.event);
-  const imported = await deps.engine.importEvents(events);
+  let imported = 0;
+  for (let i = 0; i < events.length; i += chunk) imported += await deps.engine.importEvents(events.slice(i, i + chunk));
   return { imported, skipped: events.length - imported, registryVersions };
 }

@@ -66,6 +66,8 @@ export class MemoryEngine {
   readonly #registries: RegistryBook;
   readonly #clock: Clock;
   readonly #writer: MemoryWriter;
+  /** Namespaces being purged, and each purge's end. */
+  readonly #purging = new Map<string, Promise<number>>();
 
   constructor(options: MemoryEngineOptions) {
     this.#store = options.store;
@@ -87,9 +89,12 @@ export class MemoryEngine {
    */
   async remember(ctx: WriteContext, statements: Statement[], fieldPrefix = ''): Promise<RememberResult[]> {
     const tenant = tenantOf(ctx.namespace);
-    const outcomes = await this.#withRegistry(tenant, (registry, planned) =>
-      this.#writer.assert(this.#validate(ctx, statements, fieldPrefix, registry), planned),
-    );
+    const outcomes = await this.#withRegistry(tenant, async (registry, planned) => {
+      const pending = this.#validate(ctx, statements, fieldPrefix, registry);
+      const purge = this.#purged([ctx.namespace]);
+      if (purge) await purge;
+      return this.#writer.assert(pending, planned);
+    });
     return outcomes.map((o) => ({
       stored: o.event !== null,
       alreadyKnown: o.alreadyKnown,
@@ -163,10 +168,12 @@ export class MemoryEngine {
     ctx: WriteContext,
     target: { subject: string; predicate: string; value?: unknown },
   ): Promise<{ withdrawn: number; event: StoredEvent | null }> {
-    return this.#withRegistry(tenantOf(ctx.namespace), (registry, planned) => {
+    return this.#withRegistry(tenantOf(ctx.namespace), async (registry, planned) => {
       const def = registry.resolve(target.predicate, 'predicate');
       const subject = normalizeSubject(target.subject);
       const typed = target.value === undefined ? null : typedValue(def, target.value, 'value');
+      const purge = this.#purged([ctx.namespace]);
+      if (purge) await purge;
       return this.#writer.retract(
         { namespace: ctx.namespace, actor: ctx.actor, registry: planned },
         { def, subject, value: typed?.value ?? null, valueKey: typed?.valueKey ?? null },
@@ -179,21 +186,41 @@ export class MemoryEngine {
    * @returns how many were inserted (ids already present are skipped)
    */
   async importEvents(events: StoredEvent[]): Promise<number> {
+    await this.#purged(new Set(events.map((e) => e.namespace)));
     return this.#writer.import(events, (e) => this.#registries.cardinalityOf(tenantOf(e.namespace), e.predicate));
   }
 
   /**
-   * Erases every event of a namespace for good, with no write batch in flight: a batch that read the
-   * namespace's facts before the purge cannot write to it afterwards, and what was remembered before
-   * the purge was asked for is erased too.
+   * Erases every event of a namespace for good. The batches queued before it finish first (they may
+   * have read the namespace's facts); writes to the namespace asked from then on wait until it ends
+   * (`#purged`), so none is planned on a half-erased namespace; writes to other namespaces go on
+   * meanwhile, between the store's purge steps. What was remembered before the purge was asked for is
+   * erased too.
    * @returns how many events were erased
    */
   async purgeNamespace(namespace: string): Promise<number> {
-    let erased = 0;
-    await this.#writer.exclusive(async () => {
-      erased = await this.#store.purgeNamespace(namespace);
-    });
-    return erased;
+    for (let p = this.#purging.get(namespace); p; p = this.#purging.get(namespace)) await p.catch(() => {});
+    const run = (async () => {
+      await this.#writer.exclusive(async () => {}); // pushed now: after every batch already queued
+      return this.#store.purgeNamespace(namespace);
+    })();
+    this.#purging.set(namespace, run);
+    try {
+      return await run;
+    } finally {
+      this.#purging.delete(namespace);
+    }
+  }
+
+  /** Waits while any of `namespaces` is being purged; returns at once (no turn) when none is. */
+  #purged(namespaces: Iterable<string>): Promise<void> | undefined {
+    const waits: Promise<unknown>[] = [];
+    for (const ns of namespaces) {
+      const p = this.#purging.get(ns);
+      if (p) waits.push(p.catch(() => {}));
+    }
+    if (waits.length === 0) return undefined;
+    return Promise.all(waits).then(() => this.#purged(namespaces));
   }
 
   /**

@@ -4,8 +4,8 @@
  * returns a superseded or retracted value), and history. Every read may be asked "as of T"
  * (observed_at), using the registry rule in force at T. Every read is bounded before it starts: an
  * `as_of` read counts the events it would fold (observed at or before T, the count itself stopping
- * past the cap) and is refused, saying so, above `maxScanEvents`; then it reads the logs page by page
- * in fold order and folds as it reads, yielding between pages. History answers one page and a cursor.
+ * past the cap) and is refused, saying so, above `maxScanEvents`; then it folds the logs where they
+ * cannot hold the event loop (`log-fold.ts`). History answers one page and a cursor.
  * Knows nothing of HTTP.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -15,11 +15,11 @@ import { words } from '../common/words.ts';
 import type { FactKey, FactStore, StoredEvent } from '../store/fact-store.ts';
 import type { LogPosition } from '../store/log-reads.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
-import { type Belief, FactFold } from './fold.ts';
+import type { Belief } from './fold.ts';
+import { distinctFacts, type FoldAnswer, type FoldQuery, LOG_PAGE, LogFold, type OffLoopFolds } from './log-fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
-import { eventMatches } from './text-match.ts';
 import { normalizeSubject } from './values.ts';
 
 /** What to recall. */
@@ -41,9 +41,6 @@ export const MAX_QUERY = 512;
 
 /** Most events one `as_of` read folds. */
 export const MAX_SCAN_EVENTS = 20_000;
-
-/** Events per page of an `as_of` read's logs, folded between two turns of the event loop. */
-const LOG_PAGE = 2000;
 
 /** Events a history page holds unless asked for fewer or more. */
 export const HISTORY_LIMIT = 100;
@@ -107,51 +104,57 @@ export class MemoryReader {
     return this.#recallAsOf(query, filters, terms);
   }
 
-  /** The slow path: fold the facts' logs up to `asOf` with the rule of that time. */
+  /**
+   * The slow path: fold the facts' logs up to `asOf` with the rule of that time. A store that folds
+   * off the loop (SQLite's read workers) runs the count, the reads and the fold in one go there and
+   * sends back only the answer; otherwise (PostgreSQL, a store in memory) the logs are read and
+   * folded here page by page, yielding to the event loop between pages.
+   */
   async #recallAsOf(
     query: RecallQuery,
     f: { namespace: string; subject?: string; predicate?: string },
     terms: string[] | null,
   ): Promise<Belief[]> {
     const asOf = query.asOf as number;
-    const groups = terms ? await this.#searchedFacts(query, f, terms) : await this.#listedFacts(query, f);
-    // Bounded before it starts: counted (no further than the cap) before any event is read.
-    const max = this.#maxScan;
-    const base = { namespace: query.namespace, groups, asOf };
-    if ((await this.#store.countFactEvents({ ...base, max })) > max) throw scanCap(max);
-    const out: Belief[] = [];
-    const keep = (beliefs: Belief[]) => {
-      for (const b of beliefs) {
-        // a search answers with what was believed: a hit on a superseded or retracted value is dropped
-        if (terms && !eventMatches(b.event, terms)) continue;
-        if (query.minConfidence !== undefined && b.event.confidence < query.minConfidence) continue;
-        if (query.kind !== undefined && b.event.kind !== query.kind) continue;
-        out.push(b);
-      }
-    };
+    const offLoop = offLoopFoldsOf(this.#store);
+    const groups = terms ? await this.#searchedFacts(query, f, terms, offLoop) : await this.#listedFacts(query, f);
     const tenant = tenantOf(query.namespace);
-    let fold = null as { key: string; fold: FactFold } | null;
+    const cardinalities: Record<string, 'single' | 'multi'> = {};
+    for (const g of groups) {
+      cardinalities[g.predicate] ??= await this.#registries.cardinalityOf(tenant, g.predicate, asOf);
+    }
+    const fold: FoldQuery = {
+      namespace: query.namespace,
+      groups,
+      asOf,
+      max: this.#maxScan,
+      cardinalities,
+      terms,
+      minConfidence: query.minConfidence,
+      kind: query.kind,
+      limit: query.limit,
+    };
+    const answer = offLoop ? await offLoop.foldFactLogs(fold) : await this.#foldHere(fold);
+    if (answer.capped) throw scanCap(this.#maxScan);
+    return answer.beliefs;
+  }
+
+  /** `foldFactLogs` on this thread: counted first, then page by page, yielding between pages. */
+  async #foldHere(q: FoldQuery): Promise<FoldAnswer> {
+    // Bounded before it starts: counted (no further than the cap) before any event is read.
+    const base = { namespace: q.namespace, groups: q.groups, asOf: q.asOf };
+    if ((await this.#store.countFactEvents({ ...base, max: q.max })) > q.max) return { capped: true };
+    const fold = new LogFold(q);
     let after: LogPosition | undefined;
-    for (let read = 0; ; ) {
+    for (;;) {
       const page = await this.#store.factLog({ ...base, after, limit: LOG_PAGE });
-      read += page.length;
       // Writes between pages may add events to the logs: still no further than the cap.
-      if (read > max) throw scanCap(max);
-      for (const e of page) {
-        const key = `${e.subject}\u0000${e.predicate}`;
-        if (fold?.key !== key) {
-          if (fold) keep(fold.fold.beliefs());
-          fold = { key, fold: new FactFold(await this.#registries.cardinalityOf(tenant, e.predicate, asOf)) };
-        }
-        fold.fold.add(e);
-      }
+      if (!fold.add(page)) return { capped: true };
       if (page.length < LOG_PAGE) break;
       after = page[page.length - 1] as StoredEvent;
       await nextTurn(); // the next page after other requests had their turn
     }
-    if (fold) keep(fold.fold.beliefs());
-    if (terms) out.sort((a, b) => (a.event.id < b.event.id ? 1 : a.event.id > b.event.id ? -1 : 0));
-    return out.slice(0, query.limit);
+    return { capped: false, beliefs: fold.finish() };
   }
 
   /** The facts an `as_of` search folds: those with matching events (held or not), newest hit first. */
@@ -159,19 +162,17 @@ export class MemoryReader {
     query: RecallQuery,
     f: { subject?: string; predicate?: string },
     terms: string[],
+    offLoop: OffLoopFolds | null,
   ): Promise<FactKey[]> {
-    const hits = await this.#store.searchEvents(
-      query.namespace,
-      terms,
-      Math.min(this.#maxScan, Math.max(500, query.limit * 20)),
+    const hits = Math.min(this.#maxScan, Math.max(500, query.limit * 20));
+    const facts = offLoop
+      ? await offLoop.searchFacts(query.namespace, terms, hits)
+      : distinctFacts(await this.#store.searchEvents(query.namespace, terms, hits));
+    return facts.filter(
+      (k) =>
+        (f.subject === undefined || k.subject === f.subject) &&
+        (f.predicate === undefined || k.predicate === f.predicate),
     );
-    const keys = new Map<string, FactKey>();
-    for (const h of hits) {
-      if (f.subject !== undefined && h.subject !== f.subject) continue;
-      if (f.predicate !== undefined && h.predicate !== f.predicate) continue;
-      keys.set(`${h.subject}\u0000${h.predicate}`, { subject: h.subject, predicate: h.predicate });
-    }
-    return [...keys.values()];
   }
 
   /** The facts an `as_of` recall folds: the one named, or the first `limit` matching (index seeks). */
@@ -224,4 +225,10 @@ export function searchTerms(q: string): string[] {
   const terms = words(q);
   if (terms.length === 0) throw invalidRequest('q', 'must contain at least one word');
   return [...new Set(terms)].slice(0, 16);
+}
+
+/** The store's off-loop folds when it offers them now (a SQLite store with running read workers). */
+function offLoopFoldsOf(store: FactStore): OffLoopFolds | null {
+  const offer = (store as FactStore & { offLoopFolds?: () => OffLoopFolds | null }).offLoopFolds;
+  return typeof offer === 'function' ? offer.call(store) : null;
 }

@@ -7,6 +7,7 @@
  */
 import { type AuthContext, NAME_PATTERN, parseNamespace, reachesTenant } from '../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../common/errors.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 import type { ImportedEvent, ImportedVersion } from '../memory/backup-import.ts';
 import { checkImportedRecord, type RecordCheckOptions } from '../memory/resume/record-check.ts';
 import type { ResumeRecordLine } from '../store/resume-types.ts';
@@ -18,18 +19,21 @@ import { requireWellFormed } from './well-formed.ts';
 
 /**
  * Parses every line of `body`; resume records are also checked as a write would have made them
- * (`checkImportedRecord`, with `records`' time and turn limit).
+ * (`checkImportedRecord`, with `records`' time and turn limit). A 1 MiB body is thousands of lines:
+ * the loop lets the event loop turn every few ms (`TimeSlice`), so other tenants' requests go on.
  * @throws {TetherError} 400/403 naming the first bad line and field
  */
-export function parseImportLines(
+export async function parseImportLines(
   body: string,
   auth: AuthContext,
   records: RecordCheckOptions,
-): { versions: ImportedVersion[]; events: ImportedEvent[]; records: ResumeRecordLine[] } {
+): Promise<{ versions: ImportedVersion[]; events: ImportedEvent[]; records: ResumeRecordLine[] }> {
   const versions: ImportedVersion[] = [];
   const events: ImportedEvent[] = [];
   const recordLines: ResumeRecordLine[] = [];
+  const slice = new TimeSlice();
   for (const [i, raw] of body.split('\n').entries()) {
+    if (slice.due()) await slice.yield();
     const text = raw.trim();
     if (text === '') continue;
     const at = `line ${i + 1}`;

@@ -219,4 +219,37 @@ describe('MemoryWriter', () => {
     assert.deepEqual(await store.exportEvents({ namespace: NS, limit: 10 }), []);
     assert.deepEqual(await reader.recall({ namespace: NS, subject: 'u', limit: 10 }), []);
   });
+
+  it("stores other namespaces' writes while a purge runs, and holds the purged namespace's until it ends", async (t) => {
+    const { engine, store } = setup(t);
+    for (let i = 0; i < 6; i++) {
+      await engine.remember(
+        ctx,
+        Array.from({ length: 500 }, (_, j) => ({ subject: `s${j}`, predicate: 'note', value: `n ${i} ${j}` })),
+      );
+    }
+    const other: WriteContext = { ...ctx, namespace: 'acme:other' };
+    const order: string[] = [];
+    const purge = engine.purgeNamespace(NS).then(() => order.push('purge'));
+    // once the store has committed a first purge step, one write to each namespace is asked
+    const start = store.purgeStats.deletes;
+    for (let turns = 0; store.purgeStats.deletes === start && turns < 100_000; turns++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    assert.ok(store.purgeStats.deletes > start, 'the purge is under way');
+    const same = engine
+      .remember(ctx, [{ subject: 'u', predicate: 'note', value: 'after' }])
+      .then(() => order.push('same'));
+    const elsewhere = engine
+      .remember(other, [{ subject: 'u', predicate: 'note', value: 'meanwhile' }])
+      .then(() => order.push('other'));
+    await Promise.all([purge, same, elsewhere]);
+    assert.deepEqual(order, ['other', 'purge', 'same']);
+    const left = await store.exportEvents({ namespace: NS, limit: 10 });
+    assert.deepEqual(
+      left.map((e) => e.value),
+      ['after'],
+    );
+    assert.equal((await store.exportEvents({ namespace: 'acme:other', limit: 10 })).length, 1);
+  });
 });

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
 import type { Clock } from '../../common/clock.ts';
 import { namespaceMismatch } from '../../common/errors.ts';
-import { importBackup } from '../../memory/backup-import.ts';
+import { IMPORT_CHUNK, importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
@@ -129,13 +129,17 @@ export async function eventRoutes(
     response: { 200: importAnswer },
   };
   r.post('/v1/events/import', { config: { admin: true }, schema: importSchema }, async (req) => {
-    const lines = parseImportLines(req.body, req.auth, {
+    const lines = await parseImportLines(req.body, req.auth, {
       now: opts.clock.now(),
       turnTokenLimit: opts.turnTokenLimit ?? DEFAULT_TURN_TOKEN_LIMIT,
     });
     const r = await importBackup(opts, lines);
-    // Resume records are plain rows (no registry to check): stored after the events, repeats skipped.
-    const records = lines.records.length > 0 ? await store.importResume(lines.records) : 0;
+    // Resume records are plain rows (no registry to check): stored after the events, repeats skipped,
+    // in chunks (one transaction each) so other tenants' writes go on between them.
+    let records = 0;
+    for (let i = 0; i < lines.records.length; i += IMPORT_CHUNK) {
+      records += await store.importResume(lines.records.slice(i, i + IMPORT_CHUNK));
+    }
     return { imported: r.imported, skipped: r.skipped, registry_versions: r.registryVersions, resume_records: records };
   });
 

@@ -39,15 +39,28 @@ parentPort.on('message', (msg) => {
     return;
   }
   if (msg === 'vacuum') {
-    // The end of a purge, off the event loop (see purge.ts). It may wait for the main thread's
-    // short reads, so here (only) a busy timeout.
+    // A purge that erased resume records (see purge.ts): the whole file rewritten, then truncated.
     try {
       db.pragma('busy_timeout = 10000');
-      db.prepare("INSERT INTO events_fts (events_fts) VALUES ('optimize')").run();
       db.exec('VACUUM');
       const [r] = db.pragma('wal_checkpoint(TRUNCATE)');
       backfilled = 0;
-      parentPort.postMessage({ vacuumed: true, busy: r.busy });
+      parentPort.postMessage({ truncated: true, busy: r.busy });
+    } catch (err) {
+      parentPort.postMessage({ error: String((err && err.message) || err) });
+    } finally {
+      db.pragma('busy_timeout = 0');
+    }
+    return;
+  }
+  if (msg === 'truncate') {
+    // The end of a purge (see purge.ts): the WAL copied back and cut to 0 bytes, so no older frame
+    // keeps an erased page. It may wait for readers to leave old snapshots, so here (only) a busy timeout.
+    try {
+      db.pragma('busy_timeout = 10000');
+      const [r] = db.pragma('wal_checkpoint(TRUNCATE)');
+      backfilled = 0;
+      parentPort.postMessage({ truncated: true, busy: r.busy });
     } catch (err) {
       parentPort.postMessage({ error: String((err && err.message) || err) });
     } finally {
@@ -100,8 +113,8 @@ interface Report {
   synced?: boolean;
   error?: string;
   closed?: boolean;
-  /** A vacuum ran; `busy` is its TRUNCATE checkpoint's (0 = the WAL was truncated). */
-  vacuumed?: boolean;
+  /** A TRUNCATE checkpoint ran; `busy` is its answer (0 = the WAL was truncated). */
+  truncated?: boolean;
   busy?: number;
 }
 
@@ -227,21 +240,33 @@ export class Checkpointer {
     };
   }
 
-  /** Whether the worker thread still runs (else `vacuum` is not available). */
+  /** Whether the worker thread still runs (else `catchUp` and `truncate` are not available). */
   get running(): boolean {
     return !this.#exited && !this.#closing;
   }
 
   /**
-   * On the worker's connection: FTS optimize, VACUUM, TRUNCATE checkpoint (the end of a purge). Call
-   * while paused (`pause()`), with no write of the owner's connection until it resolves.
+   * One PASSIVE checkpoint now (it never blocks the writer), even while paused: the purge copies the
+   * bulk of the WAL back before it holds writes for `truncate`.
+   */
+  async catchUp(): Promise<void> {
+    await this.#inFlight;
+    const r = await this.#send('checkpoint');
+    if (r.error !== undefined) throw new Error(r.error);
+    if (r.checkpointed !== undefined) this.#backfilled = r.checkpointed;
+  }
+
+  /**
+   * On the worker's connection: a TRUNCATE checkpoint (the end of a purge), after a VACUUM when
+   * `vacuum` (a purge that erased resume records). Call while paused
+   * (`pause()`), with no write of the owner's connection until it resolves.
    * @throws {Error} when the worker failed or could not truncate the WAL
    */
-  async vacuum(): Promise<void> {
+  async truncate(vacuum = false): Promise<void> {
     await this.#inFlight;
-    const r = await this.#send('vacuum');
+    const r = await this.#send(vacuum ? 'vacuum' : 'truncate');
     this.#backfilled = 0;
-    if (r.error !== undefined || !r.vacuumed) throw new Error(r.error ?? 'the checkpoint worker did not vacuum');
+    if (r.error !== undefined || !r.truncated) throw new Error(r.error ?? 'the checkpoint worker did not truncate');
     if (r.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
   }
 

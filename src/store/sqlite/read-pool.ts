@@ -4,6 +4,8 @@
  * history, export): each worker has its own read-only connection on the WAL database, so a read
  * of thousands of rows runs beside the event loop instead of on it. Readers never block the writer
  * and see every transaction committed before they start, so a read after a write sees it.
+ * Whole `as_of` folds (`foldFactLogs`) take one lane of at most `size - 1` workers (at least 1): ten
+ * at once queue here, one after another, and leave a worker free for the other reads.
  * Used by `sqlite-store.ts`; a store in memory (no file to share) reads inline instead.
  */
 import { extname } from 'node:path';
@@ -49,14 +51,22 @@ export class ReadPool {
   readonly #members: Member[] = [];
   #nextId = 1;
   #closed = false;
-  /** Reads answered by the workers (tests check the pool is used). */
-  readonly stats = { reads: 0 };
+  /**
+   * Reads answered by the workers, of them whole `as_of` folds, and the most folds ever in flight at
+   * once (tests check the pool is used and the lane holds).
+   */
+  readonly stats = { reads: 0, folds: 0, foldPeak: 0 };
+  /** Folds sent and not answered yet, and those waiting for a lane. */
+  #folding = 0;
+  readonly #foldQueue: (() => void)[] = [];
+  readonly #foldLanes: number;
 
   constructor(options: ReadPoolOptions) {
     const size = options.size ?? 2;
     if (!Number.isInteger(size) || size < 1) {
       throw new Error(`Cannot start the read pool as 'size' must be a whole number ≥ 1: got ${size}`);
     }
+    this.#foldLanes = Math.max(1, size - 1);
     const entry = workerEntry();
     for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path));
   }
@@ -97,6 +107,28 @@ export class ReadPool {
    * @throws {Error} when no worker runs, or the read failed on it
    */
   run<T>(op: ReadOp, ...args: unknown[]): Promise<T> {
+    if (op === 'foldFactLogs') return this.#fold<T>(args);
+    return this.#send<T>(op, args);
+  }
+
+  /** A fold in its lane: sent once fewer than `#foldLanes` folds are in flight (FIFO). */
+  async #fold<T>(args: unknown[]): Promise<T> {
+    // A finished fold hands its lane to the next waiting one directly (it never counts down then).
+    if (this.#folding >= this.#foldLanes) await new Promise<void>((go) => this.#foldQueue.push(go));
+    else this.#folding++;
+    this.stats.foldPeak = Math.max(this.stats.foldPeak, this.#folding);
+    try {
+      const answer = await this.#send<T>('foldFactLogs', args);
+      this.stats.folds++;
+      return answer;
+    } finally {
+      const next = this.#foldQueue.shift();
+      if (next) next();
+      else this.#folding--;
+    }
+  }
+
+  #send<T>(op: ReadOp, args: unknown[]): Promise<T> {
     let best: Member | undefined;
     for (const m of this.#members) if (m.alive && (!best || m.pending.size < best.pending.size)) best = m;
     if (!best || this.#closed) return Promise.reject(new Error('no read worker runs'));
@@ -113,6 +145,7 @@ export class ReadPool {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const go of this.#foldQueue.splice(0)) go(); // refused by #send: no worker runs
     await Promise.all(this.#members.map((m) => m.worker.terminate()));
   }
 }

@@ -1,13 +1,15 @@
 /**
  * @module
  * The SQLite store's heavy reads as one class over a connection: search (beliefs and events), beliefs
- * by filter, export pages, and the bounded log reads of `log-reads.ts`. The store runs them on its
+ * by filter, export pages, the bounded log reads of `log-reads.ts`, and whole `as_of` folds (the pure
+ * `memory/log-fold.ts`, so only the answer leaves the worker). The store runs them on its
  * own connection (in memory) or sends them to `read-pool.ts`, whose workers each build one over a
  * read-only connection: the same statements answer either way. Synchronous; no writes here.
  */
 import type Database from 'better-sqlite3';
+import { distinctFacts, type FoldAnswer, type FoldQuery, LOG_PAGE, LogFold } from '../../memory/log-fold.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../event-rows.ts';
-import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
+import type { FactGroupQuery, FactLogQuery, LogCountQuery, LogPosition } from '../log-reads.ts';
 import type { BeliefQuery, CurrentBelief, ExportQuery, FactKey, SearchHit, StoredEvent } from '../store.ts';
 import { beliefFilters, conditions } from './belief-filters.ts';
 import { ftsMatch } from './fts.ts';
@@ -24,7 +26,9 @@ export type ReadOp =
   | 'exportEvents'
   | 'factLog'
   | 'countFactEvents'
-  | 'factGroups';
+  | 'factGroups'
+  | 'searchFacts'
+  | 'foldFactLogs';
 
 /** Heavy reads over one connection (prepared statements cached). */
 export class SqliteReads {
@@ -166,6 +170,31 @@ export class SqliteReads {
         at = g;
       }
       return out;
+    });
+  }
+
+  /** Call after the FTS queue was flushed. The facts of the newest `hits` matching events. */
+  searchFacts(namespace: string, terms: string[], hits: number): FactKey[] {
+    return distinctFacts(this.searchEvents(namespace, terms, hits));
+  }
+
+  /**
+   * A whole `as_of` fold in one read transaction (one snapshot): the capped count first (nothing is
+   * read past the cap), then the logs page by page, folded as they are read.
+   */
+  foldFactLogs(q: FoldQuery): FoldAnswer {
+    return this.#inTx(() => {
+      const base = { namespace: q.namespace, groups: q.groups, asOf: q.asOf };
+      if (this.countFactEvents({ ...base, max: q.max }) > q.max) return { capped: true };
+      const fold = new LogFold(q);
+      let after: LogPosition | undefined;
+      for (;;) {
+        const page = this.factLog({ ...base, after, limit: LOG_PAGE });
+        if (!fold.add(page)) return { capped: true };
+        if (page.length < LOG_PAGE) break;
+        after = page[page.length - 1] as StoredEvent;
+      }
+      return { capped: false, beliefs: fold.finish() };
     });
   }
 }

@@ -2,10 +2,11 @@
  * @module
  * The embedded `Store`: better-sqlite3 12 in WAL mode with an FTS5 index and a "now" projection of
  * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
- * FTS optimize, VACUUM, WAL checkpoint). Holds no memory semantics; picked by the CLI. The connection is
+ * FTS secure-delete and merge, WAL truncated) in short steps (`purge.ts`). Holds no memory semantics; picked by the CLI. The connection is
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
+import type { OffLoopFolds } from '../../memory/log-fold.ts';
 import { type EventRow, rowToEvent } from '../event-rows.ts';
 import type {
   BeliefChange,
@@ -37,7 +38,7 @@ import { ftsBody } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
 import { migrate } from './migrations.ts';
-import { deleteNamespaceRows, vacuumAfterPurge } from './purge.ts';
+import { deleteNamespaceRows, eraseLeftovers, type PurgeProgress } from './purge.ts';
 import { ReadPool } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
@@ -81,10 +82,13 @@ export class SqliteStore implements Store {
   /** Heavy reads on this connection (in memory, or when no worker runs). */
   readonly #reads: SqliteReads;
   readonly #pool: ReadPool | null;
-  /** Set while a purge's VACUUM runs on the checkpointer's thread: every write awaits it first. */
+  /** Set while a purge's TRUNCATE checkpoint runs on the checkpointer's thread: every write awaits it first. */
   #vacuuming: Promise<void> | null = null;
-  /** Purges that rewrote the file (an empty namespace's purge does not). */
-  readonly purgeStats = { vacuums: 0 };
+  /**
+   * Purges that erased rows (an empty namespace's purge touches nothing), and the steps of purges so
+   * far: delete transactions and FTS merge steps (`purge.ts`).
+   */
+  readonly purgeStats: PurgeProgress & { erasures: number } = { erasures: 0, deletes: 0, merges: 0 };
 
   constructor(options: SqliteStoreOptions) {
     const { db, path } = openConnection(options.dataDir);
@@ -209,6 +213,33 @@ export class SqliteStore implements Store {
     return this.#pool?.stats.reads ?? 0;
   }
 
+  /** Whole `as_of` folds answered by the pool's workers (0 without a pool). */
+  get pooledFolds(): number {
+    return this.#pool?.stats.folds ?? 0;
+  }
+
+  /** The most `as_of` folds the pool ever ran at once. */
+  get pooledFoldPeak(): number {
+    return this.#pool?.stats.foldPeak ?? 0;
+  }
+
+  /**
+   * `as_of` searches and folds run whole on a read worker (only the answer comes back), while one
+   * runs; null otherwise (in memory: `recall.ts` folds page by page on the loop).
+   */
+  offLoopFolds(): OffLoopFolds | null {
+    const pool = this.#pool;
+    if (!pool?.running) return null;
+    return {
+      searchFacts: (namespace, terms, hits) => {
+        if (terms.length === 0) return Promise.resolve([]);
+        this.#fts.flush();
+        return pool.run('searchFacts', namespace, terms, hits);
+      },
+      foldFactLogs: (query) => pool.run('foldFactLogs', query),
+    };
+  }
+
   async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
     // A short range of the clustered table answers a small limit faster here than a message would.
     if (q.limit <= 100) return this.#reads.currentBeliefs(q);
@@ -270,7 +301,11 @@ export class SqliteStore implements Store {
     const resume = await this.#checkpointer?.pause();
     try {
       this.#fts.flush();
-      const { events, touched } = await deleteNamespaceRows(
+      const {
+        events,
+        touched,
+        resume: resumeErased,
+      } = await deleteNamespaceRows(
         {
           db: this.#db,
           sql: (text) => this.#sql(text),
@@ -281,18 +316,21 @@ export class SqliteStore implements Store {
           purgeResume: (ns) => this.#resume.purge(ns),
         },
         namespace,
+        this.purgeStats,
       );
       // Nothing erased, nothing to rewrite: an empty namespace's purge costs a few index lookups.
       if (!touched) return 0;
-      this.purgeStats.vacuums++;
-      await vacuumAfterPurge({
+      this.purgeStats.erasures++;
+      await eraseLeftovers({
         db: this.#db,
         onDisk: this.path !== ':memory:',
         checkpointer: this.#checkpointer,
         flush: () => this.#fts.flush(),
-        hold: (vacuum) => {
-          this.#vacuuming = vacuum;
+        hold: (truncate) => {
+          this.#vacuuming = truncate;
         },
+        progress: this.purgeStats,
+        vacuum: resumeErased,
       });
       return events;
     } finally {
@@ -300,7 +338,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** True while a purge's VACUUM runs on the worker thread (this store's writes wait meanwhile). */
+  /** True while a purge's TRUNCATE checkpoint runs on the worker thread (this store's writes wait meanwhile). */
   get vacuuming(): boolean {
     return this.#vacuuming !== null;
   }

@@ -1,0 +1,37 @@
+/**
+ * @module
+ * Cooperative time slices for long loops on the event loop (an import's parse and checks): the loop
+ * asks `due()` per item and awaits `yield()` when its slice is spent, so other requests are served
+ * every few ms instead of after the whole loop. Knows nothing of what the loop does.
+ */
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** Longest run between two turns of the event loop, in ms. @default 4 */
+export const SLICE_MS = 4;
+
+/** A loop's running time since it last let the event loop turn. */
+export class TimeSlice {
+  readonly #budgetMs: number;
+  #since = performance.now();
+  /** Times the loop gave the event loop a turn. */
+  yields = 0;
+
+  /** @param budgetMs longest run between two turns (ms, > 0) @default 4 */
+  constructor(budgetMs = SLICE_MS) {
+    if (!(budgetMs > 0)) throw new Error(`Cannot slice time as 'budgetMs' must be > 0: got ${budgetMs}`);
+    this.#budgetMs = budgetMs;
+  }
+
+  /** True once this slice has run `budgetMs`: the loop should `await yield()` now. */
+  due(): boolean {
+    return performance.now() - this.#since >= this.#budgetMs;
+  }
+
+  /** Lets every pending I/O callback and timer run (a `setImmediate` turn), then starts a new slice. */
+  async yield(): Promise<void> {
+    await nextTurn();
+    this.yields++;
+    this.#since = performance.now();
+  }
+}
