@@ -9,7 +9,7 @@
  * (same uid); a leftover nobody adopts is found again by its session's next request (the claim is named after
  * the session) or reaped by the services' idle policy (`service-sync.ts`), so the gateway never deletes it.
  * A failed start deletes a claim it made but releases one it took over (a returning session's). The pods are
- * watched too (`app-exit.ts`): a container that terminates or crash-loops fails a start at once, and an app
+ * watched too (`exit-watch.ts`): a container that terminates or crash-loops fails a start at once, and an app
  * that ends after it was ready ends its instance (claim deleted, `onExit` not requested), as a local process
  * that exits does. `onExit.requested` is true only after `delete`; a failed start reports false. `waitingOn`
  * says what a start, pause or resume waits for the cluster to do (`wait-reason.ts`), for the gateway's
@@ -18,7 +18,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
-import { POD, SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
+import { SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
 import { type Informer, startInformer } from '../../kube/informer.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
@@ -34,8 +34,8 @@ import type {
   StartedInstance,
 } from '../runtime.ts';
 import type { ServiceSpec } from '../service-spec.ts';
-import { type AppEnd, appEnded, ownPod, podNameOf, type ReadyMark, readyMark } from './app-exit.ts';
 import { createOrTakeOver } from './claim-create.ts';
+import { ExitWatch, type WatchedInstance } from './exit-watch.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
 import { type Observed, observe, observedInstance } from './observed.ts';
 import { ServiceSync } from './service-sync.ts';
@@ -55,18 +55,11 @@ export interface KubernetesRuntimeOptions extends SandboxObjectOptions {
   resyncMs?: number;
 }
 
-interface Instance {
-  name: string;
-  claim: string;
+interface Instance extends WatchedInstance {
   uid: string;
   cfg: ServiceSpec;
-  requested: boolean;
   /** Set when its start failed: its end is then not `requested`, whatever cleanup the runtime did. */
   startFailed?: boolean;
-  /** How its app ended by itself, once seen. */
-  end?: AppEnd;
-  /** Its app as last seen ready (start, resume, adopt); cleared while a pause runs. Undefined: not watched. */
-  ready?: ReadyMark;
   /** What its start, pause or resume waits for now, and since when (the runtime's clock). */
   wait?: { goal: WaitGoal; since: number };
 }
@@ -78,7 +71,7 @@ export class KubernetesRuntime implements InstanceRuntime {
   readonly #o: KubernetesRuntimeOptions;
   readonly #claims: Informer;
   readonly #sandboxes: Informer;
-  readonly #pods: Informer;
+  readonly #exits: ExitWatch<Instance>;
   readonly #waiters = new Waiters();
   readonly #instances = new Map<string, Instance>();
   readonly #byClaim = new Map<string, Instance>();
@@ -108,12 +101,16 @@ export class KubernetesRuntime implements InstanceRuntime {
       onDelete: () => this.#changed(),
       onError: onError('sandboxes'),
     });
-    this.#pods = startInformer({
+    this.#exits = new ExitWatch({
       ...common,
-      type: POD,
-      labelSelector: LABELS.service, // the pods of every service's template (objects.ts)
-      onUpsert: () => this.#changed(),
-      onDelete: () => this.#changed(),
+      log: options.log,
+      instances: () => this.#instances.values(),
+      sandboxOf: (inst) => {
+        const claim = this.#claimOf(inst);
+        return claim && this.#sandboxOf(claim);
+      },
+      changed: () => this.#changed(),
+      ended: (inst) => this.#appEnded(inst),
       onError: onError('pods'),
     });
     this.#sync = new ServiceSync({
@@ -186,7 +183,7 @@ export class KubernetesRuntime implements InstanceRuntime {
       );
       // A session coming back to its claim after a gateway restart may find it suspended: resume it.
       const podIp = seen.phase === 'ready' ? seen.podIp : (await this.resume(spec.name)).host;
-      if (seen.phase === 'ready') this.#markReady(inst);
+      if (seen.phase === 'ready') this.#exits.markReady(inst);
       this.#o.log.info({ instance: spec.name, claim: claimName, sandbox: seen.sandbox, podIp }, 'sandbox ready');
       return { name: spec.name, pid: null, incarnation: inst.uid, host: podIp, port: containerPort(cfg) };
     } catch (err) {
@@ -224,7 +221,7 @@ export class KubernetesRuntime implements InstanceRuntime {
       // Not observed suspended: the gateway takes it as running again, so the cluster must not suspend it
       // later behind its back (a controller that comes back would). Best effort: the error is the pause's.
       if (this.#instances.has(name)) await this.#setMode(inst, 'Running').catch(() => {});
-      if (this.#instances.has(name)) this.#markReady(inst);
+      if (this.#instances.has(name)) this.#exits.markReady(inst);
       throw err;
     }
   }
@@ -239,7 +236,7 @@ export class KubernetesRuntime implements InstanceRuntime {
       (o) => (o.phase === 'ready' ? o : undefined),
       generation,
     );
-    this.#markReady(inst);
+    this.#exits.markReady(inst);
     return { host: ready.podIp, port: containerPort(inst.cfg) };
   }
 
@@ -307,7 +304,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     }
     const now = this.#claimOf(inst);
     const found = now && this.#observed(now);
-    if (found?.state === 'running') this.#markReady(inst);
+    if (found?.state === 'running') this.#exits.markReady(inst);
     this.#o.log.info({ instance: inst.name, claim: name }, 'claim adopted');
     return found ? { ...found, name: inst.name } : undefined;
   }
@@ -324,7 +321,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#sync.stop();
     this.#claims.stop();
     this.#sandboxes.stop();
-    this.#pods.stop();
+    this.#exits.stop();
     this.#waiters.rejectAll(new Error('runtime is closed'));
   }
 
@@ -360,7 +357,7 @@ export class KubernetesRuntime implements InstanceRuntime {
         const sandbox = this.#sandboxOf(claim);
         const o = observe(claim, sandbox);
         if (what === 'ready' && o.phase === 'starting' && sandbox) {
-          const end = appEnded(sandbox, this.#podOf(sandbox));
+          const end = this.#exits.endedBeforeReady(sandbox);
           if (end) throw new Error(`sandbox of ${inst.name} will not be ready: ${end.reason}`);
         }
         if (o.phase !== 'unbound' && minGeneration > 0) {
@@ -436,37 +433,13 @@ export class KubernetesRuntime implements InstanceRuntime {
   /** A watched object changed: waits re-check, and a ready app that ended ends its instance. */
   #changed(): void {
     this.#waiters.check();
-    for (const inst of [...this.#instances.values()]) {
-      if (!inst.ready || inst.requested || inst.end) continue;
-      const claim = this.#claimOf(inst);
-      const sandbox = claim && this.#sandboxOf(claim);
-      const mode = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode;
-      if (!sandbox || mode === 'Suspended') continue;
-      const pod = this.#podOf(sandbox);
-      // Ready was seen before its pod was: the pod as first seen is the mark.
-      if (inst.ready.podUid === '' && pod) inst.ready = readyMark(pod);
-      const end = appEnded(sandbox, pod, inst.ready);
-      if (end) this.#appEnded(inst, end);
-    }
+    this.#exits.check();
   }
 
-  /** Its app ended by itself: the instance ends (as a local process that exits), its claim deleted. */
-  #appEnded(inst: Instance, end: AppEnd): void {
-    inst.end = end;
-    this.#o.log.warn({ instance: inst.name, claim: inst.claim, reason: end.reason }, 'instance app ended');
+  /** Its app ended by itself (`exit-watch.ts`): the instance ends, its claim deleted. */
+  #appEnded(inst: Instance): void {
     this.#sync.deleteLater(inst.claim, inst.uid); // retried by the resync if this delete fails
     void this.#o.client.delete(SANDBOX_CLAIM, this.#o.namespace, inst.claim).catch(() => {});
     this.#claimGone(inst.claim, inst.uid);
-  }
-
-  /** Remembers the app's pod as it is now that it was seen ready, to notice a later restart. */
-  #markReady(inst: Instance): void {
-    const claim = this.#claimOf(inst);
-    const sandbox = claim && this.#sandboxOf(claim);
-    inst.ready = (sandbox && readyMark(this.#podOf(sandbox))) ?? { podUid: '', restarts: 0 };
-  }
-
-  #podOf(sandbox: KubeResource): KubeResource | undefined {
-    return ownPod(sandbox, this.#pods.get(podNameOf(sandbox)));
   }
 }
