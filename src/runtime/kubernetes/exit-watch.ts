@@ -33,8 +33,10 @@ export interface ExitWatchOptions<I extends WatchedInstance> {
   log: Logger;
   /** The runtime's instances now. */
   instances: () => Iterable<I>;
-  /** The instance's sandbox as observed now, when its claim is still its own and bound. */
-  sandboxOf: (inst: I) => KubeResource | undefined;
+  /** The instance's claim as observed now, when it is still its own (same uid). */
+  claimOf: (inst: I) => KubeResource | undefined;
+  /** The Sandbox the claim is bound to, as observed now. */
+  sandboxOf: (claim: KubeResource) => KubeResource | undefined;
   /** A pod changed (the runtime re-checks its waits, then calls `check`). */
   changed: () => void;
   /** The instance's app ended by itself (`inst.end` set): the runtime ends the instance. */
@@ -65,7 +67,7 @@ export class ExitWatch<I extends WatchedInstance> {
   check(): void {
     for (const inst of [...this.#o.instances()]) {
       if (!inst.ready || inst.requested || inst.end) continue;
-      const sandbox = this.#o.sandboxOf(inst);
+      const sandbox = this.#sandboxOf(inst);
       const mode = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode;
       if (!sandbox || mode === 'Suspended') continue;
       const pod = this.#podOf(sandbox);
@@ -83,7 +85,7 @@ export class ExitWatch<I extends WatchedInstance> {
 
   /** Remembers the app's pod as it is now that it was seen ready, to notice a later restart. */
   markReady(inst: I): void {
-    const sandbox = this.#o.sandboxOf(inst);
+    const sandbox = this.#sandboxOf(inst);
     inst.ready = (sandbox && readyMark(this.#podOf(sandbox))) ?? { podUid: '', restarts: 0 };
   }
 
@@ -96,6 +98,11 @@ export class ExitWatch<I extends WatchedInstance> {
     inst.end = end;
     this.#o.log.warn({ instance: inst.name, claim: inst.claim, reason: end.reason }, 'instance app ended');
     this.#o.ended(inst);
+  }
+
+  #sandboxOf(inst: I): KubeResource | undefined {
+    const claim = this.#o.claimOf(inst);
+    return claim && this.#o.sandboxOf(claim);
   }
 
   #podOf(sandbox: KubeResource): KubeResource | undefined {

@@ -12,7 +12,7 @@
  * watched too (`exit-watch.ts`): a container that terminates or crash-loops fails a start at once, and an app
  * that ends after it was ready ends its instance (claim deleted, `onExit` not requested), as a local process
  * that exits does. `onExit.requested` is true only after `delete`; a failed start reports false. `waitingOn`
- * says what a start, pause or resume waits for the cluster to do (`wait-reason.ts`), for the gateway's
+ * says what a start, pause or resume waits for the cluster to do (`sandbox-wait.ts`), for the gateway's
  * request deadline and admin API.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -37,9 +37,9 @@ import type { ServiceSpec } from '../service-spec.ts';
 import { createOrTakeOver } from './claim-create.ts';
 import { ExitWatch, type WatchedInstance } from './exit-watch.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
-import { type Observed, observe, observedInstance } from './observed.ts';
+import { claimOfRecord, observe, observedInstance } from './observed.ts';
+import { SandboxWaits, type WaitingInstance } from './sandbox-wait.ts';
 import { ServiceSync } from './service-sync.ts';
-import { describeWait, type WaitGoal } from './wait-reason.ts';
 import { Waiters } from './waiters.ts';
 
 /** Options of `KubernetesRuntime`. */
@@ -55,13 +55,11 @@ export interface KubernetesRuntimeOptions extends SandboxObjectOptions {
   resyncMs?: number;
 }
 
-interface Instance extends WatchedInstance {
+interface Instance extends WatchedInstance, WaitingInstance {
   uid: string;
   cfg: ServiceSpec;
   /** Set when its start failed: its end is then not `requested`, whatever cleanup the runtime did. */
   startFailed?: boolean;
-  /** What its start, pause or resume waits for now, and since when (the runtime's clock). */
-  wait?: { goal: WaitGoal; since: number };
 }
 
 /** Runs instances as agent-sandbox claims. */
@@ -72,6 +70,7 @@ export class KubernetesRuntime implements InstanceRuntime {
   readonly #claims: Informer;
   readonly #sandboxes: Informer;
   readonly #exits: ExitWatch<Instance>;
+  readonly #waits: SandboxWaits<Instance>;
   readonly #waiters = new Waiters();
   readonly #instances = new Map<string, Instance>();
   readonly #byClaim = new Map<string, Instance>();
@@ -105,13 +104,20 @@ export class KubernetesRuntime implements InstanceRuntime {
       ...common,
       log: options.log,
       instances: () => this.#instances.values(),
-      sandboxOf: (inst) => {
-        const claim = this.#claimOf(inst);
-        return claim && this.#sandboxOf(claim);
-      },
+      claimOf: (inst) => this.#claimOf(inst),
+      sandboxOf: (claim) => this.#sandboxOf(claim),
       changed: () => this.#changed(),
       ended: (inst) => this.#appEnded(inst),
       onError: onError('pods'),
+    });
+    this.#waits = new SandboxWaits({
+      ...options,
+      waiters: this.#waiters,
+      has: (inst) => this.#instances.has(inst.name),
+      claimOf: (inst) => this.#claimOf(inst),
+      sandboxOf: (claim) => this.#sandboxOf(claim),
+      sandbox: (name) => this.#sandboxes.get(name),
+      endedBeforeReady: (sandbox) => this.#exits.endedBeforeReady(sandbox),
     });
     this.#sync = new ServiceSync({
       ...options,
@@ -178,7 +184,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#byClaim.set(claimName, inst);
     this.#sync.adopted(claimName);
     try {
-      const seen = await this.#until(inst, spec.startTimeoutMs, 'ready', (o) =>
+      const seen = await this.#waits.until(inst, spec.startTimeoutMs, 'ready', (o) =>
         o.phase === 'ready' || o.phase === 'suspended' ? o : undefined,
       );
       // A session coming back to its claim after a gateway restart may find it suspended: resume it.
@@ -200,17 +206,15 @@ export class KubernetesRuntime implements InstanceRuntime {
   /** What the instance's start, pause or resume waits for the cluster to do, as observed now. */
   waitingOn(name: string): ClusterWait | undefined {
     const inst = this.#instances.get(name);
-    if (!inst?.wait) return undefined;
-    const claim = this.#claimOf(inst);
-    return describeWait(inst.wait.goal, inst.claim, claim, claim && this.#sandboxOf(claim), inst.wait.since);
+    return inst && this.#waits.waitingOn(inst);
   }
 
   async pause(name: string): Promise<void> {
     const inst = this.#mustGet(name);
     inst.ready = undefined; // a suspended sandbox's pod goes: no app exit
-    const generation = await this.#setMode(inst, 'Suspended');
+    const generation = await this.#waits.setMode(inst, 'Suspended');
     try {
-      await this.#until(
+      await this.#waits.until(
         inst,
         this.#timeout(),
         'suspended',
@@ -220,7 +224,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     } catch (err) {
       // Not observed suspended: the gateway takes it as running again, so the cluster must not suspend it
       // later behind its back (a controller that comes back would). Best effort: the error is the pause's.
-      if (this.#instances.has(name)) await this.#setMode(inst, 'Running').catch(() => {});
+      if (this.#instances.has(name)) await this.#waits.setMode(inst, 'Running').catch(() => {});
       if (this.#instances.has(name)) this.#exits.markReady(inst);
       throw err;
     }
@@ -228,8 +232,8 @@ export class KubernetesRuntime implements InstanceRuntime {
 
   async resume(name: string): Promise<InstanceAddress> {
     const inst = this.#mustGet(name);
-    const generation = await this.#setMode(inst, 'Running');
-    const ready = await this.#until(
+    const generation = await this.#waits.setMode(inst, 'Running');
+    const ready = await this.#waits.until(
       inst,
       this.#timeout(),
       'ready',
@@ -280,13 +284,9 @@ export class KubernetesRuntime implements InstanceRuntime {
     if (this.#closed) throw new Error('runtime is closed');
     await Promise.all([this.#claims.synced, this.#sandboxes.synced]);
     if (this.#instances.has(record.name)) return undefined;
-    const claim = this.#claims
-      .list()
-      .find((c) => (c.metadata.labels?.[LABELS.instance] ?? c.metadata.name) === record.name);
+    const claim = claimOfRecord(this.#claims.list(), record);
     const cfg = this.#services.find((s) => s.name === record.service);
-    if (!claim || !cfg || claim.metadata.deletionTimestamp) return undefined;
-    if (claim.metadata.labels?.[LABELS.service] !== record.service) return undefined;
-    if (record.incarnation !== null && claim.metadata.uid !== record.incarnation) return undefined;
+    if (!claim || !cfg) return undefined;
     const name = claim.metadata.name;
     if (this.#byClaim.has(name)) return undefined;
     const inst: Instance = { name: record.name, claim: name, uid: claim.metadata.uid, cfg, requested: false };
@@ -294,7 +294,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#byClaim.set(name, inst);
     this.#sync.adopted(name);
     try {
-      await this.#until(inst, this.#timeout(), 'ready', (o) =>
+      await this.#waits.until(inst, this.#timeout(), 'ready', (o) =>
         o.phase === 'ready' || o.phase === 'suspended' || o.phase === 'suspending' ? o : undefined,
       );
     } catch {
@@ -323,54 +323,6 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#sandboxes.stop();
     this.#exits.stop();
     this.#waiters.rejectAll(new Error('runtime is closed'));
-  }
-
-  async #setMode(inst: Instance, mode: 'Running' | 'Suspended'): Promise<number> {
-    const claim = this.#claimOf(inst) ?? (await this.#o.client.get(SANDBOX_CLAIM, this.#o.namespace, inst.claim));
-    const sandbox = claim ? observe(claim, undefined) : undefined;
-    if (!sandbox || sandbox.phase === 'unbound') throw new Error(`instance ${inst.name} has no sandbox`);
-    const patched = await this.#o.client.patch(SANDBOX, this.#o.namespace, sandbox.sandbox, {
-      spec: { operatingMode: mode },
-    });
-    if (!patched) throw new Error(`sandbox ${sandbox.sandbox} is gone`);
-    return patched.metadata.generation ?? 0;
-  }
-
-  /** Waits until `pick` accepts the observed phase (re-checked on every watch event). */
-  #until<T>(
-    inst: Instance,
-    timeoutMs: number,
-    what: WaitGoal,
-    pick: (o: Observed) => T | undefined,
-    minGeneration = 0,
-  ): Promise<T> {
-    const wait = { goal: what, since: this.#o.clock.now() };
-    inst.wait = wait;
-    const done = () => {
-      if (inst.wait === wait) inst.wait = undefined;
-    };
-    const waiting = this.#waiters.until(
-      () => {
-        if (!this.#instances.has(inst.name)) throw new Error(`instance ${inst.name} is gone`);
-        const claim = this.#claimOf(inst);
-        if (!claim) return undefined;
-        const sandbox = this.#sandboxOf(claim);
-        const o = observe(claim, sandbox);
-        if (what === 'ready' && o.phase === 'starting' && sandbox) {
-          const end = this.#exits.endedBeforeReady(sandbox);
-          if (end) throw new Error(`sandbox of ${inst.name} will not be ready: ${end.reason}`);
-        }
-        if (o.phase !== 'unbound' && minGeneration > 0) {
-          const gen = this.#sandboxes.get(o.sandbox)?.metadata.generation ?? 0;
-          if (gen < minGeneration) return undefined;
-        }
-        return pick(o);
-      },
-      timeoutMs,
-      `sandbox of ${inst.name} ${what}`,
-    );
-    waiting.then(done, done);
-    return waiting;
   }
 
   /** A claim of ours as an observed instance (running or paused), or undefined when it is not bound yet. */
