@@ -9,16 +9,16 @@
  * (same uid); a leftover nobody adopts is found again by its session's next request (the claim is named after
  * the session) or reaped by the services' idle policy (`service-sync.ts`), so the gateway never deletes it.
  * A failed start deletes a claim it made but releases one it took over (a returning session's). The pods are
- * watched too (`app-exit.ts`): a container that terminates or crash-loops fails a start at once, and an app
+ * watched too (`exit-watch.ts`): a container that terminates or crash-loops fails a start at once, and an app
  * that ends after it was ready ends its instance (claim deleted, `onExit` not requested), as a local process
  * that exits does. `onExit.requested` is true only after `delete`; a failed start reports false. `waitingOn`
- * says what a start, pause or resume waits for the cluster to do (`wait-reason.ts`), for the gateway's
+ * says what a start, pause or resume waits for the cluster to do (`sandbox-wait.ts`), for the gateway's
  * request deadline and admin API.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.ts';
 import type { Logger } from '../../common/log.ts';
-import { POD, SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
+import { SANDBOX, SANDBOX_CLAIM } from '../../kube/agent-sandbox.ts';
 import { type Informer, startInformer } from '../../kube/informer.ts';
 import type { ObjectClient } from '../../kube/object-client.ts';
 import type { KubeResource } from '../../kube/types.ts';
@@ -34,12 +34,12 @@ import type {
   StartedInstance,
 } from '../runtime.ts';
 import type { ServiceSpec } from '../service-spec.ts';
-import { type AppEnd, appEnded, ownPod, podNameOf, type ReadyMark, readyMark } from './app-exit.ts';
 import { createOrTakeOver } from './claim-create.ts';
+import { ExitWatch, type WatchedInstance } from './exit-watch.ts';
 import { claimFor, containerPort, LABELS, MANAGED_SELECTOR, type SandboxObjectOptions } from './objects.ts';
-import { type Observed, observe, observedInstance } from './observed.ts';
+import { claimOfRecord, observe, observedInstance } from './observed.ts';
+import { SandboxWaits, type WaitingInstance } from './sandbox-wait.ts';
 import { ServiceSync } from './service-sync.ts';
-import { describeWait, type WaitGoal } from './wait-reason.ts';
 import { Waiters } from './waiters.ts';
 
 /** Options of `KubernetesRuntime`. */
@@ -55,20 +55,11 @@ export interface KubernetesRuntimeOptions extends SandboxObjectOptions {
   resyncMs?: number;
 }
 
-interface Instance {
-  name: string;
-  claim: string;
+interface Instance extends WatchedInstance, WaitingInstance {
   uid: string;
   cfg: ServiceSpec;
-  requested: boolean;
   /** Set when its start failed: its end is then not `requested`, whatever cleanup the runtime did. */
   startFailed?: boolean;
-  /** How its app ended by itself, once seen. */
-  end?: AppEnd;
-  /** Its app as last seen ready (start, resume, adopt); cleared while a pause runs. Undefined: not watched. */
-  ready?: ReadyMark;
-  /** What its start, pause or resume waits for now, and since when (the runtime's clock). */
-  wait?: { goal: WaitGoal; since: number };
 }
 
 /** Runs instances as agent-sandbox claims. */
@@ -78,7 +69,8 @@ export class KubernetesRuntime implements InstanceRuntime {
   readonly #o: KubernetesRuntimeOptions;
   readonly #claims: Informer;
   readonly #sandboxes: Informer;
-  readonly #pods: Informer;
+  readonly #exits: ExitWatch<Instance>;
+  readonly #waits: SandboxWaits<Instance>;
   readonly #waiters = new Waiters();
   readonly #instances = new Map<string, Instance>();
   readonly #byClaim = new Map<string, Instance>();
@@ -108,13 +100,24 @@ export class KubernetesRuntime implements InstanceRuntime {
       onDelete: () => this.#changed(),
       onError: onError('sandboxes'),
     });
-    this.#pods = startInformer({
+    this.#exits = new ExitWatch({
       ...common,
-      type: POD,
-      labelSelector: LABELS.service, // the pods of every service's template (objects.ts)
-      onUpsert: () => this.#changed(),
-      onDelete: () => this.#changed(),
+      log: options.log,
+      instances: () => this.#instances.values(),
+      claimOf: (inst) => this.#claimOf(inst),
+      sandboxOf: (claim) => this.#sandboxOf(claim),
+      changed: () => this.#changed(),
+      ended: (inst) => this.#appEnded(inst),
       onError: onError('pods'),
+    });
+    this.#waits = new SandboxWaits({
+      ...options,
+      waiters: this.#waiters,
+      has: (inst) => this.#instances.has(inst.name),
+      claimOf: (inst) => this.#claimOf(inst),
+      sandboxOf: (claim) => this.#sandboxOf(claim),
+      sandbox: (name) => this.#sandboxes.get(name),
+      endedBeforeReady: (sandbox) => this.#exits.endedBeforeReady(sandbox),
     });
     this.#sync = new ServiceSync({
       ...options,
@@ -181,12 +184,12 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#byClaim.set(claimName, inst);
     this.#sync.adopted(claimName);
     try {
-      const seen = await this.#until(inst, spec.startTimeoutMs, 'ready', (o) =>
+      const seen = await this.#waits.until(inst, spec.startTimeoutMs, 'ready', (o) =>
         o.phase === 'ready' || o.phase === 'suspended' ? o : undefined,
       );
       // A session coming back to its claim after a gateway restart may find it suspended: resume it.
       const podIp = seen.phase === 'ready' ? seen.podIp : (await this.resume(spec.name)).host;
-      if (seen.phase === 'ready') this.#markReady(inst);
+      if (seen.phase === 'ready') this.#exits.markReady(inst);
       this.#o.log.info({ instance: spec.name, claim: claimName, sandbox: seen.sandbox, podIp }, 'sandbox ready');
       return { name: spec.name, pid: null, incarnation: inst.uid, host: podIp, port: containerPort(cfg) };
     } catch (err) {
@@ -203,17 +206,15 @@ export class KubernetesRuntime implements InstanceRuntime {
   /** What the instance's start, pause or resume waits for the cluster to do, as observed now. */
   waitingOn(name: string): ClusterWait | undefined {
     const inst = this.#instances.get(name);
-    if (!inst?.wait) return undefined;
-    const claim = this.#claimOf(inst);
-    return describeWait(inst.wait.goal, inst.claim, claim, claim && this.#sandboxOf(claim), inst.wait.since);
+    return inst && this.#waits.waitingOn(inst);
   }
 
   async pause(name: string): Promise<void> {
     const inst = this.#mustGet(name);
     inst.ready = undefined; // a suspended sandbox's pod goes: no app exit
-    const generation = await this.#setMode(inst, 'Suspended');
+    const generation = await this.#waits.setMode(inst, 'Suspended');
     try {
-      await this.#until(
+      await this.#waits.until(
         inst,
         this.#timeout(),
         'suspended',
@@ -223,23 +224,23 @@ export class KubernetesRuntime implements InstanceRuntime {
     } catch (err) {
       // Not observed suspended: the gateway takes it as running again, so the cluster must not suspend it
       // later behind its back (a controller that comes back would). Best effort: the error is the pause's.
-      if (this.#instances.has(name)) await this.#setMode(inst, 'Running').catch(() => {});
-      if (this.#instances.has(name)) this.#markReady(inst);
+      if (this.#instances.has(name)) await this.#waits.setMode(inst, 'Running').catch(() => {});
+      if (this.#instances.has(name)) this.#exits.markReady(inst);
       throw err;
     }
   }
 
   async resume(name: string): Promise<InstanceAddress> {
     const inst = this.#mustGet(name);
-    const generation = await this.#setMode(inst, 'Running');
-    const ready = await this.#until(
+    const generation = await this.#waits.setMode(inst, 'Running');
+    const ready = await this.#waits.until(
       inst,
       this.#timeout(),
       'ready',
       (o) => (o.phase === 'ready' ? o : undefined),
       generation,
     );
-    this.#markReady(inst);
+    this.#exits.markReady(inst);
     return { host: ready.podIp, port: containerPort(inst.cfg) };
   }
 
@@ -283,13 +284,9 @@ export class KubernetesRuntime implements InstanceRuntime {
     if (this.#closed) throw new Error('runtime is closed');
     await Promise.all([this.#claims.synced, this.#sandboxes.synced]);
     if (this.#instances.has(record.name)) return undefined;
-    const claim = this.#claims
-      .list()
-      .find((c) => (c.metadata.labels?.[LABELS.instance] ?? c.metadata.name) === record.name);
+    const claim = claimOfRecord(this.#claims.list(), record);
     const cfg = this.#services.find((s) => s.name === record.service);
-    if (!claim || !cfg || claim.metadata.deletionTimestamp) return undefined;
-    if (claim.metadata.labels?.[LABELS.service] !== record.service) return undefined;
-    if (record.incarnation !== null && claim.metadata.uid !== record.incarnation) return undefined;
+    if (!claim || !cfg) return undefined;
     const name = claim.metadata.name;
     if (this.#byClaim.has(name)) return undefined;
     const inst: Instance = { name: record.name, claim: name, uid: claim.metadata.uid, cfg, requested: false };
@@ -297,7 +294,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#byClaim.set(name, inst);
     this.#sync.adopted(name);
     try {
-      await this.#until(inst, this.#timeout(), 'ready', (o) =>
+      await this.#waits.until(inst, this.#timeout(), 'ready', (o) =>
         o.phase === 'ready' || o.phase === 'suspended' || o.phase === 'suspending' ? o : undefined,
       );
     } catch {
@@ -307,7 +304,7 @@ export class KubernetesRuntime implements InstanceRuntime {
     }
     const now = this.#claimOf(inst);
     const found = now && this.#observed(now);
-    if (found?.state === 'running') this.#markReady(inst);
+    if (found?.state === 'running') this.#exits.markReady(inst);
     this.#o.log.info({ instance: inst.name, claim: name }, 'claim adopted');
     return found ? { ...found, name: inst.name } : undefined;
   }
@@ -324,56 +321,8 @@ export class KubernetesRuntime implements InstanceRuntime {
     this.#sync.stop();
     this.#claims.stop();
     this.#sandboxes.stop();
-    this.#pods.stop();
+    this.#exits.stop();
     this.#waiters.rejectAll(new Error('runtime is closed'));
-  }
-
-  async #setMode(inst: Instance, mode: 'Running' | 'Suspended'): Promise<number> {
-    const claim = this.#claimOf(inst) ?? (await this.#o.client.get(SANDBOX_CLAIM, this.#o.namespace, inst.claim));
-    const sandbox = claim ? observe(claim, undefined) : undefined;
-    if (!sandbox || sandbox.phase === 'unbound') throw new Error(`instance ${inst.name} has no sandbox`);
-    const patched = await this.#o.client.patch(SANDBOX, this.#o.namespace, sandbox.sandbox, {
-      spec: { operatingMode: mode },
-    });
-    if (!patched) throw new Error(`sandbox ${sandbox.sandbox} is gone`);
-    return patched.metadata.generation ?? 0;
-  }
-
-  /** Waits until `pick` accepts the observed phase (re-checked on every watch event). */
-  #until<T>(
-    inst: Instance,
-    timeoutMs: number,
-    what: WaitGoal,
-    pick: (o: Observed) => T | undefined,
-    minGeneration = 0,
-  ): Promise<T> {
-    const wait = { goal: what, since: this.#o.clock.now() };
-    inst.wait = wait;
-    const done = () => {
-      if (inst.wait === wait) inst.wait = undefined;
-    };
-    const waiting = this.#waiters.until(
-      () => {
-        if (!this.#instances.has(inst.name)) throw new Error(`instance ${inst.name} is gone`);
-        const claim = this.#claimOf(inst);
-        if (!claim) return undefined;
-        const sandbox = this.#sandboxOf(claim);
-        const o = observe(claim, sandbox);
-        if (what === 'ready' && o.phase === 'starting' && sandbox) {
-          const end = appEnded(sandbox, this.#podOf(sandbox));
-          if (end) throw new Error(`sandbox of ${inst.name} will not be ready: ${end.reason}`);
-        }
-        if (o.phase !== 'unbound' && minGeneration > 0) {
-          const gen = this.#sandboxes.get(o.sandbox)?.metadata.generation ?? 0;
-          if (gen < minGeneration) return undefined;
-        }
-        return pick(o);
-      },
-      timeoutMs,
-      `sandbox of ${inst.name} ${what}`,
-    );
-    waiting.then(done, done);
-    return waiting;
   }
 
   /** A claim of ours as an observed instance (running or paused), or undefined when it is not bound yet. */
@@ -436,37 +385,13 @@ export class KubernetesRuntime implements InstanceRuntime {
   /** A watched object changed: waits re-check, and a ready app that ended ends its instance. */
   #changed(): void {
     this.#waiters.check();
-    for (const inst of [...this.#instances.values()]) {
-      if (!inst.ready || inst.requested || inst.end) continue;
-      const claim = this.#claimOf(inst);
-      const sandbox = claim && this.#sandboxOf(claim);
-      const mode = (sandbox?.spec as { operatingMode?: string } | undefined)?.operatingMode;
-      if (!sandbox || mode === 'Suspended') continue;
-      const pod = this.#podOf(sandbox);
-      // Ready was seen before its pod was: the pod as first seen is the mark.
-      if (inst.ready.podUid === '' && pod) inst.ready = readyMark(pod);
-      const end = appEnded(sandbox, pod, inst.ready);
-      if (end) this.#appEnded(inst, end);
-    }
+    this.#exits.check();
   }
 
-  /** Its app ended by itself: the instance ends (as a local process that exits), its claim deleted. */
-  #appEnded(inst: Instance, end: AppEnd): void {
-    inst.end = end;
-    this.#o.log.warn({ instance: inst.name, claim: inst.claim, reason: end.reason }, 'instance app ended');
+  /** Its app ended by itself (`exit-watch.ts`): the instance ends, its claim deleted. */
+  #appEnded(inst: Instance): void {
     this.#sync.deleteLater(inst.claim, inst.uid); // retried by the resync if this delete fails
     void this.#o.client.delete(SANDBOX_CLAIM, this.#o.namespace, inst.claim).catch(() => {});
     this.#claimGone(inst.claim, inst.uid);
-  }
-
-  /** Remembers the app's pod as it is now that it was seen ready, to notice a later restart. */
-  #markReady(inst: Instance): void {
-    const claim = this.#claimOf(inst);
-    const sandbox = claim && this.#sandboxOf(claim);
-    inst.ready = (sandbox && readyMark(this.#podOf(sandbox))) ?? { podUid: '', restarts: 0 };
-  }
-
-  #podOf(sandbox: KubeResource): KubeResource | undefined {
-    return ownPod(sandbox, this.#pods.get(podNameOf(sandbox)));
   }
 }

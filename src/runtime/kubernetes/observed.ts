@@ -4,10 +4,10 @@
  * never what was asked): not bound yet, starting, ready at pod IP, suspending or suspended (a pod whose app
  * crashed stays `starting` here; `app-exit.ts` reads the pod to tell a crash from a slow start). A
  * condition counts only when its `observedGeneration` has caught up with the Sandbox's `generation`, so a
- * patch just sent is never mistaken for done. Used by `kubernetes-runtime.ts` to wait by watch.
+ * patch just sent is never mistaken for done. Used by `kubernetes-runtime.ts` to wait by watch and to adopt.
  */
 import type { KubeCondition, KubeResource } from '../../kube/types.ts';
-import type { ObservedInstance } from '../runtime.ts';
+import type { InstanceIdentity, ObservedInstance } from '../runtime.ts';
 import { LABELS } from './objects.ts';
 
 /** The annotation agent-sandbox puts on a claim naming its Sandbox. */
@@ -84,4 +84,16 @@ export function observedInstance(
     port,
     state: o.phase === 'ready' ? 'running' : 'paused',
   };
+}
+
+/**
+ * The claim that is still the recorded instance's, among `claims` of ours: labelled (or named) with its
+ * instance name and its service, not being deleted, and the recorded one (same uid) when the record says.
+ */
+export function claimOfRecord(claims: readonly KubeResource[], record: InstanceIdentity): KubeResource | undefined {
+  const claim = claims.find((c) => (c.metadata.labels?.[LABELS.instance] ?? c.metadata.name) === record.name);
+  if (!claim || claim.metadata.deletionTimestamp) return undefined;
+  if (claim.metadata.labels?.[LABELS.service] !== record.service) return undefined;
+  if (record.incarnation !== null && claim.metadata.uid !== record.incarnation) return undefined;
+  return claim;
 }
