@@ -10,6 +10,7 @@ import type { Clock } from '../common/clock.ts';
 import type { Logger } from '../common/log.ts';
 import { checkUnique, loadServices } from '../gateway/services/load-services.ts';
 import type { ServiceConfig } from '../gateway/services/service-config.ts';
+import { LOG_FOLD_MODULE } from '../memory/log-fold.ts';
 import {
   type CreateIsolationOptions,
   createIsolation,
@@ -97,7 +98,8 @@ export async function pickStore(flags: StoreFlags, log: Logger): Promise<OpenedS
 export function openSqlite(dataDir: string, options: Omit<SqliteStoreOptions, 'dataDir'> = {}): OpenedStore {
   const dataLock = lockDataDir(dataDir);
   try {
-    return { store: openSqliteStore({ ...options, dataDir }), dataLock };
+    // The read workers fold `as_of` reads with the engine's own fold (the store does not import memory/).
+    return { store: openSqliteStore({ foldModule: LOG_FOLD_MODULE, ...options, dataDir }), dataLock };
   } catch (err) {
     dataLock?.release();
     throw err;

@@ -13,10 +13,11 @@ import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
 import { words } from '../common/words.ts';
 import type { FactKey, FactStore, StoredEvent } from '../store/fact-store.ts';
+import { distinctFacts, type FoldAnswer, type FoldQuery, LOG_PAGE, type OffLoopFolds } from '../store/log-fold-port.ts';
 import type { LogPosition } from '../store/log-reads.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
 import type { Belief } from './fold.ts';
-import { distinctFacts, type FoldAnswer, type FoldQuery, LOG_PAGE, LogFold, type OffLoopFolds } from './log-fold.ts';
+import { LogFold } from './log-fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
@@ -229,6 +230,5 @@ export function searchTerms(q: string): string[] {
 
 /** The store's off-loop folds when it offers them now (a SQLite store with running read workers). */
 function offLoopFoldsOf(store: FactStore): OffLoopFolds | null {
-  const offer = (store as FactStore & { offLoopFolds?: () => OffLoopFolds | null }).offLoopFolds;
-  return typeof offer === 'function' ? offer.call(store) : null;
+  return store.offLoopFolds?.() ?? null;
 }

@@ -5,6 +5,7 @@
  * import of events, and the purge of a namespace. Used by `memory/` (engine, writer, recall) and the
  * export/import routes; SQLite and PostgreSQL implement it. No memory semantics here (folding lives in `memory/`).
  */
+import type { OffLoopFolds } from './log-fold-port.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from './log-reads.ts';
 
 /** Who wrote an event: "which pod did the work". */
@@ -247,6 +248,11 @@ export interface FactStore {
    * @returns hits, newest written first
    */
   searchEvents(namespace: string, terms: string[], limit: number): Promise<SearchHit[]>;
+  /**
+   * Whole `as_of` folds where they do not hold the event loop (SQLite: a read worker, given the fold
+   * module at open), while that is possible now; absent or null: the engine folds page by page itself.
+   */
+  offLoopFolds?(): OffLoopFolds | null;
   /**
    * Events for export, in `exportOrder`; paging from the last event of a page with `since` never
    * skips an event, whatever commits meanwhile.

@@ -77,6 +77,19 @@ describe('pickStore (--store, --postgres-url, --pool-size)', () => {
     assert.equal(store.kind, 'sqlite');
     assert.ok(existsSync(join(data, 'tether.db')));
     assert.equal(dataLock?.path, join(data, 'server.pid'));
+    // Given the engine's fold module: whole as_of folds run in its read workers, and answer there.
+    const folds = store.offLoopFolds?.();
+    assert.ok(folds, 'the SQLite store the CLI opens folds off the loop');
+    const answer = await folds.foldFactLogs({
+      namespace: 'agents:drivers',
+      groups: [{ subject: 'user', predicate: 'note' }],
+      asOf: Date.now(),
+      max: 100,
+      cardinalities: { note: 'multi' },
+      terms: null,
+      limit: 10,
+    });
+    assert.deepEqual(answer, { capped: false, beliefs: [] });
     // One server per data folder: a second one is refused before it opens the file.
     await assert.rejects(
       pickStore({ ...flags, store: 'sqlite', data }, log),

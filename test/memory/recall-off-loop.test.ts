@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.ts';
 import { MemoryEngine, type WriteContext } from '../../src/memory/engine.ts';
+import { LOG_FOLD_MODULE } from '../../src/memory/log-fold.ts';
 import { MemoryReader, type RecallQuery } from '../../src/memory/recall.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { RegistryBook } from '../../src/memory/registry-book.ts';
@@ -34,7 +35,7 @@ function foldingHere(store: SqliteStore): Store {
 
 /** One store for every test here (they only read). */
 async function filled() {
-  const store = openSqliteStore({ dataDir: join(root, 'store') });
+  const store = openSqliteStore({ dataDir: join(root, 'store'), foldModule: LOG_FOLD_MODULE });
   const clock = new ManualClock(T0);
   const registries = new RegistryBook(store, clock, starterRegistry('personal'));
   const engine = new MemoryEngine({ store, registries, clock });

@@ -19,6 +19,8 @@ export interface ReadPoolOptions {
   path: string;
   /** Worker threads. @default 2 */
   size?: number;
+  /** URL of the fold module (`store/log-fold-port.ts`) the workers load for whole `as_of` folds; none: no folds. */
+  foldModule?: string;
 }
 
 interface Pending {
@@ -68,11 +70,11 @@ export class ReadPool {
     }
     this.#foldLanes = Math.max(1, size - 1);
     const entry = workerEntry();
-    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path));
+    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path, options.foldModule ?? null));
   }
 
-  #start(entry: URL, path: string): Member {
-    const worker = new Worker(entry, { workerData: { path } });
+  #start(entry: URL, path: string, foldModule: string | null): Member {
+    const worker = new Worker(entry, { workerData: { path, foldModule } });
     const member: Member = { worker, pending: new Map(), alive: true };
     worker.unref(); // ref'd only while it has reads in flight
     worker.on('message', (msg: { id?: number; result?: unknown; error?: string }) => {

@@ -2,13 +2,13 @@
  * @module
  * The SQLite store's heavy reads as one class over a connection: search (beliefs and events), beliefs
  * by filter, export pages, the bounded log reads of `log-reads.ts`, and whole `as_of` folds (the pure
- * `memory/log-fold.ts`, so only the answer leaves the worker). The store runs them on its
+ * fold module the worker loaded: `store/log-fold-port.ts`, so only the answer leaves the worker). The store runs them on its
  * own connection (in memory) or sends them to `read-pool.ts`, whose workers each build one over a
  * read-only connection: the same statements answer either way. Synchronous; no writes here.
  */
 import type Database from 'better-sqlite3';
-import { distinctFacts, type FoldAnswer, type FoldQuery, LOG_PAGE, LogFold } from '../../memory/log-fold.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../event-rows.ts';
+import { distinctFacts, type FoldAnswer, type FoldModule, type FoldQuery, LOG_PAGE } from '../log-fold-port.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery, LogPosition } from '../log-reads.ts';
 import type { BeliefQuery, CurrentBelief, ExportQuery, FactKey, SearchHit, StoredEvent } from '../store.ts';
 import { beliefFilters, conditions } from './belief-filters.ts';
@@ -35,9 +35,12 @@ export class SqliteReads {
   readonly #db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
   readonly #inTx: <T>(run: () => T) => T;
+  readonly #folds: FoldModule | null;
 
-  constructor(db: Database.Database) {
+  /** @param folds the fold module, where whole `as_of` folds run (a read worker); null elsewhere */
+  constructor(db: Database.Database, folds: FoldModule | null = null) {
     this.#db = db;
+    this.#folds = folds;
     // Reads of several statements see one snapshot (a read transaction; deferred, so it takes no lock).
     const tx = db.transaction((run: () => unknown) => run());
     this.#inTx = <T>(run: () => T) => (db.inTransaction ? run() : (tx(run) as T));
@@ -186,7 +189,8 @@ export class SqliteReads {
     return this.#inTx(() => {
       const base = { namespace: q.namespace, groups: q.groups, asOf: q.asOf };
       if (this.countFactEvents({ ...base, max: q.max }) > q.max) return { capped: true };
-      const fold = new LogFold(q);
+      if (!this.#folds) throw new Error('no fold module was loaded here (SqliteStoreOptions.foldModule)');
+      const fold = new this.#folds.LogFold(q);
       let after: LogPosition | undefined;
       for (;;) {
         const page = this.factLog({ ...base, after, limit: LOG_PAGE });

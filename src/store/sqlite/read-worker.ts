@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { FoldModule } from '../log-fold-port.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 
 /** A request from the pool. */
@@ -17,11 +18,14 @@ export interface ReadRequest {
 
 const port = parentPort;
 if (!port) throw new Error('read-worker.ts runs on a worker thread only');
-const db = new Database((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
+const data = workerData as { path: string; foldModule: string | null };
+// The fold is the memory engine's, loaded by the URL the store was given (drivers never import memory/).
+const folds = data.foldModule ? ((await import(data.foldModule)) as FoldModule) : null;
+const db = new Database(data.path, { readonly: true, fileMustExist: true });
 // A reader never waits for the writer in WAL mode; a purge's VACUUM may hold the file briefly.
 db.pragma('busy_timeout = 5000');
 db.pragma('cache_size = -16384');
-const reads = new SqliteReads(db);
+const reads = new SqliteReads(db, folds);
 const run = reads as unknown as Record<ReadOp, (...args: unknown[]) => unknown>;
 
 port.on('message', (msg: ReadRequest | 'close') => {

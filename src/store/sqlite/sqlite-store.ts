@@ -6,7 +6,6 @@
  * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
-import type { OffLoopFolds } from '../../memory/log-fold.ts';
 import { type EventRow, rowToEvent } from '../event-rows.ts';
 import type {
   BeliefChange,
@@ -25,6 +24,7 @@ import type {
 } from '../fact-store.ts';
 import type { KeyStore } from '../key-store.ts';
 import type { LeaseStore } from '../lease-store.ts';
+import type { OffLoopFolds } from '../log-fold-port.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from '../log-reads.ts';
 import type { RegistryStore } from '../registry-store.ts';
 import type { ResumeStore } from '../resume-store.ts';
@@ -53,6 +53,12 @@ export interface SqliteStoreOptions {
    * @default 2
    */
   readWorkers?: number;
+  /**
+   * URL of the memory engine's fold module (`memory/log-fold.ts`'s `LOG_FOLD_MODULE`, handed over by the
+   * CLI's driver table): with it the read workers run whole `as_of` folds (`offLoopFolds`); without, the
+   * engine folds page by page on the loop.
+   */
+  foldModule?: string;
 }
 
 /** Opens (and migrates) the SQLite store. */
@@ -82,6 +88,7 @@ export class SqliteStore implements Store {
   /** Heavy reads on this connection (in memory, or when no worker runs). */
   readonly #reads: SqliteReads;
   readonly #pool: ReadPool | null;
+  readonly #foldModule: string | null;
   /** Set while a purge's TRUNCATE checkpoint runs on the checkpointer's thread: every write awaits it first. */
   #vacuuming: Promise<void> | null = null;
   /**
@@ -106,7 +113,11 @@ export class SqliteStore implements Store {
     this.#checkpointer = this.path === ':memory:' ? null : startCheckpointer(db, this.path);
     this.#reads = new SqliteReads(db);
     const workers = options.readWorkers ?? 2;
-    this.#pool = this.path === ':memory:' || workers === 0 ? null : new ReadPool({ path: this.path, size: workers });
+    this.#foldModule = options.foldModule ?? null;
+    this.#pool =
+      this.path === ':memory:' || workers === 0
+        ? null
+        : new ReadPool({ path: this.path, size: workers, foldModule: options.foldModule });
     this.#resume = new SqliteResumeTables(db, (text) => this.#sql(text));
     this.#keys = new SqliteKeyRegistryTables((text) => this.#sql(text));
 
@@ -229,7 +240,7 @@ export class SqliteStore implements Store {
    */
   offLoopFolds(): OffLoopFolds | null {
     const pool = this.#pool;
-    if (!pool?.running) return null;
+    if (!pool?.running || !this.#foldModule) return null;
     return {
       searchFacts: (namespace, terms, hits) => {
         if (terms.length === 0) return Promise.resolve([]);
