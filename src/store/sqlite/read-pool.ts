@@ -11,6 +11,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { OffLoopFolds } from '../log-fold-port.ts';
 import type { ReadOp } from './read-queries.ts';
 
 /** Options of `ReadPool`. */
@@ -97,6 +98,21 @@ export class ReadPool {
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('read worker exited')));
     return member;
+  }
+
+  /**
+   * `as_of` searches and folds run whole on a worker (only the answer comes back). `flush` runs first
+   * on the writer's connection, so a search sees the words of what was just written.
+   */
+  offLoopFolds(flush: () => void): OffLoopFolds {
+    return {
+      searchFacts: (namespace, terms, hits) => {
+        if (terms.length === 0) return Promise.resolve([]);
+        flush();
+        return this.run('searchFacts', namespace, terms, hits);
+      },
+      foldFactLogs: (query) => this.run('foldFactLogs', query),
+    };
   }
 
   /** True while at least one worker runs (else the store reads inline). */

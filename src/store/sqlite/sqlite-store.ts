@@ -219,36 +219,21 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Reads answered by the pool's workers (0 without a pool). */
+  /** Reads, whole `as_of` folds, and the most folds at once, answered by the pool's workers (0 without). */
   get pooledReads(): number {
     return this.#pool?.stats.reads ?? 0;
   }
-
-  /** Whole `as_of` folds answered by the pool's workers (0 without a pool). */
   get pooledFolds(): number {
     return this.#pool?.stats.folds ?? 0;
   }
-
-  /** The most `as_of` folds the pool ever ran at once. */
   get pooledFoldPeak(): number {
     return this.#pool?.stats.foldPeak ?? 0;
   }
 
-  /**
-   * `as_of` searches and folds run whole on a read worker (only the answer comes back), while one
-   * runs; null otherwise (in memory: `recall.ts` folds page by page on the loop).
-   */
+  /** Whole `as_of` folds on a read worker while one runs (and the fold module was given); else null. */
   offLoopFolds(): OffLoopFolds | null {
     const pool = this.#pool;
-    if (!pool?.running || !this.#foldModule) return null;
-    return {
-      searchFacts: (namespace, terms, hits) => {
-        if (terms.length === 0) return Promise.resolve([]);
-        this.#fts.flush();
-        return pool.run('searchFacts', namespace, terms, hits);
-      },
-      foldFactLogs: (query) => pool.run('foldFactLogs', query),
-    };
+    return pool?.running && this.#foldModule ? pool.offLoopFolds(() => this.#fts.flush()) : null;
   }
 
   async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
