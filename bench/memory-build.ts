@@ -214,11 +214,11 @@ async function main(): Promise<void> {
       `bench:memory-build — tether memory, ${fmt(EVENTS)} statements over HTTP (500 a batch, 4 in flight) + 30 s of stress`,
       `load average (1 min): ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? Number.NaN).toFixed(2)} after; node ${process.version}`,
       '',
-      `  ${'run'.padEnd(18)}${'idle RSS'.padStart(10)}${'threads'.padStart(9)}${'children RSS'.padStart(14)}${'after load'.padStart(12)}${'at end'.padStart(9)}${'peak'.padStart(9)}  (MB)`,
+      `  ${'run'.padEnd(18)}${'idle RSS'.padStart(10)}${'threads'.padStart(9)}${'children RSS'.padStart(20)}${'after load'.padStart(12)}${'at end'.padStart(9)}${'peak'.padStart(9)}  (MB)`,
     ];
     for (const r of results) {
       lines.push(
-        `  ${r.name.padEnd(18)}${mb(r.idleRss).padStart(10)}${String(r.idleThreads).padStart(9)}${`${mb(r.idleChildren.rss)}${r.idleChildren.names.length ? ` (${r.idleChildren.names.join(',')})` : ''}`.padStart(14)}${mb(r.loadRss).padStart(12)}${mb(r.endRss).padStart(9)}${mb(r.peak).padStart(9)}`,
+        `  ${r.name.padEnd(18)}${mb(r.idleRss).padStart(10)}${String(r.idleThreads).padStart(9)}${`${mb(r.idleChildren.rss)}${r.idleChildren.names.length ? ` (${r.idleChildren.names.join(',')})` : ''}`.padStart(20)}${mb(r.loadRss).padStart(12)}${mb(r.endRss).padStart(9)}${mb(r.peak).padStart(9)}`,
       );
     }
     const tsx = results.find((r) => r.name.startsWith('tsx'));
