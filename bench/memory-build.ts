@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { newAdminKey } from '../test/helpers/memory-replicas.ts';
-import { TETHER_BIN } from '../test/helpers/tether-cli.ts';
+import { TETHER_BIN, tetherBinOf } from '../test/helpers/tether-cli.ts';
 import { MemoryDataset, subjectsFor } from './lib/memory-data.ts';
 import { loadAndStress } from './lib/memory-load-phase.ts';
 import { MB } from './lib/memory-measure.ts';
@@ -203,7 +203,7 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), 'tether-bench-memory-build-'));
   try {
     const results: Result[] = [];
-    if (flags.baseline) results.push(await measure('baseline (dist/)', false, tmp, join(flags.baseline, 'bin/tether')));
+    if (flags.baseline) results.push(await measure('baseline (dist/)', false, tmp, tetherBinOf(flags.baseline)));
     for (const r of RUNS) {
       results.push(
         r === 'tsx' ? await measure('tsx (src/)', true, tmp) : await measure('compiled (dist/)', false, tmp),

@@ -13,6 +13,14 @@ import { promisify } from 'node:util';
 /** Path of bin/tether. */
 export const TETHER_BIN = new URL('../../bin/tether', import.meta.url).pathname;
 
+/**
+ * Path of another checkout's bin/tether, for a bench that runs that checkout's compiled `dist/` on purpose
+ * (bench:memory-build's `--baseline`: its memory as deployed). Tests use `spawnTether`/`spawnTetherOf`.
+ */
+export function tetherBinOf(checkout: string): string {
+  return join(resolve(checkout), 'bin/tether');
+}
+
 /** `env` (default: this process's) plus the switch that makes bin/tether run src/ through tsx. */
 export function fromSource(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return { ...env, TETHER_FROM_SOURCE: '1' };
@@ -35,8 +43,10 @@ export function spawnTetherOf(
   args: readonly string[],
   options: SpawnOptions = {},
 ): ChildProcess {
-  const bin = join(resolve(checkout), 'bin/tether');
-  return spawn(process.execPath, [...nodeArgs, bin, ...args], { ...options, env: fromSource(options.env) });
+  return spawn(process.execPath, [...nodeArgs, tetherBinOf(checkout), ...args], {
+    ...options,
+    env: fromSource(options.env),
+  });
 }
 
 /** `node bin/tether ...args` from source to its end: resolves its output, rejects on a non-zero exit (`err.code`, `err.stderr`). */
