@@ -266,8 +266,12 @@ export class InstanceCgroup {
     }
   }
 
-  /** Removes the cgroups once their processes are gone (waits up to `timeoutMs` for exiting ones). */
-  async remove(timeoutMs = 3000): Promise<void> {
+  /**
+   * Removes the cgroups once their processes are gone (waits up to `timeoutMs` for exiting ones). Generous:
+   * a frozen instance first thaws, then takes its SIGKILL, and on a loaded machine that took over 3 s (its
+   * cgroup was then left behind at shutdown); a process that is gone frees the wait at once.
+   */
+  async remove(timeoutMs = 10_000): Promise<void> {
     this.thawNow();
     await until(() => {
       for (const d of this.#dirs) {
