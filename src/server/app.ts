@@ -101,6 +101,8 @@ export interface MemoryServer {
   routes: readonly RegisteredRoute[];
   /** Request body bytes in work and requests waiting for room. */
   bodyBudget: BodyBudget;
+  /** The lane of routes whose body waits alone (the import): one such request at a time, beside `bodyBudget`. */
+  aloneBodies: BodyBudget;
   /** The event-loop lag sampler (stopped when the app closes). */
   loopWatch: LoopWatch;
 }
@@ -243,7 +245,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   installKeyRateLimit(app, limits);
   const bodyBudget = new BodyBudget({ maxBytes: options.maxBodyBytesInWork });
   // Half the request timeout at most in the queue: the other half is the client's, to send its body.
-  installBodyBudget(app, bodyBudget, BODY_LIMIT, Math.floor(requestTimeoutMs / 2));
+  const aloneBodies = new BodyBudget({ maxBytes: 1 });
+  installBodyBudget(app, bodyBudget, BODY_LIMIT, Math.floor(requestTimeoutMs / 2), aloneBodies);
   await app.register(opsRoutes, { store, metrics, metricsToken: options.metricsToken });
   await app.register(keyRoutes, { keys, store, clock });
   await app.register(memoryRoutes, { calls });
@@ -262,5 +265,18 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   await app.register(mcpRoutes, { calls, resume, leases, clock });
   await app.register(consoleRoutes, { gatewayAdminUrl: options.consoleGateway });
   for (const plugin of options.plugins ?? []) await app.register(async (scope) => plugin(scope, { metrics }));
-  return { app, engine, reader, registries, metrics, records, leases, calls, routes, bodyBudget, loopWatch };
+  return {
+    app,
+    engine,
+    reader,
+    registries,
+    metrics,
+    records,
+    leases,
+    calls,
+    routes,
+    bodyBudget,
+    aloneBodies,
+    loopWatch,
+  };
 }

@@ -7,11 +7,23 @@
  * socket is paused, so the bytes stay in the kernel) until the bytes in work leave room for it; one
  * larger than the budget runs alone. Past `maxWaiting` waiters: 503 + `Retry-After`. A request whose
  * connection closes while it waits leaves the queue; one that is gone by the time it is admitted gives
- * its room back at once. Installed by `app.ts`.
+ * its room back at once. A route marked `config: { bodyBudget: 'alone' }` (the admin's import) is
+ * admitted in a lane of its own instead, one request at a time: a 1 MiB import no longer holds every
+ * tenant's writes until it is answered. Installed by `app.ts`.
  */
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailable } from '../common/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * 'alone': this route's requests wait for room in a lane of their own, one at a time, beside the
+     * shared budget rather than in it (bodies in work: the shared budget plus one such request).
+     */
+    bodyBudget?: 'alone';
+  }
+}
 
 /** Options of `BodyBudget`. */
 export interface BodyBudgetOptions {
@@ -119,7 +131,8 @@ export const LIMITED_FROM_BYTES = 64 * 1024;
 
 /**
  * Makes every request with a body (by Content-Length; a chunked one counts as `chunkedBytes`) wait
- * for room in `budget` after its key was checked, until its answer is sent or it is aborted.
+ * for room in `budget` after its key was checked, until its answer is sent or it is aborted. A route
+ * whose config says `bodyBudget: 'alone'` waits in `alone` instead (its own lane; default: one request at a time).
  * @param waitLimitMs longest wait for room of a body over `LIMITED_FROM_BYTES` (0: none), then 503 +
  * Retry-After: the request timeout counts from the request's first byte, and such a body stays unread
  * in the socket while it waits, so a client that sent it whole at once would get a 408 for the server's
@@ -130,6 +143,7 @@ export function installBodyBudget(
   budget: BodyBudget,
   chunkedBytes: number,
   waitLimitMs = 0,
+  alone: BodyBudget = new BodyBudget({ maxBytes: 1 }),
 ): void {
   const releases = new WeakMap<FastifyRequest, () => void>();
   const done = async (req: FastifyRequest) => {
@@ -148,7 +162,8 @@ export function installBodyBudget(
     let release: () => void;
     const late = waitLimitMs > 0 && bytes >= LIMITED_FROM_BYTES ? AbortSignal.timeout(waitLimitMs) : undefined;
     try {
-      release = await budget.acquire(bytes, late ? AbortSignal.any([gone.signal, late]) : gone.signal);
+      const lane = req.routeOptions.config?.bodyBudget === 'alone' ? alone : budget;
+      release = await lane.acquire(bytes, late ? AbortSignal.any([gone.signal, late]) : gone.signal);
     } catch (err) {
       if (gone.signal.aborted) return void reply.hijack(); // nobody to answer: end the lifecycle here
       if (late?.aborted) throw unavailable('the server is busy reading other requests; try again shortly', 1);
