@@ -5,21 +5,23 @@
  * (one with the id of a stored one, or its time and predicates, is the same version), and each event
  * is checked against the version in force when it was recorded, as its write was (`import-check.ts`).
  * A refused request stores nothing. The checks let the event loop turn every few ms, and the events
- * are stored in chunks of `IMPORT_CHUNK`, one writer turn (one transaction) each, so other tenants'
- * writes go on between them. Called by the import route; knows nothing of HTTP.
+ * are stored in chunks of at most `IMPORT_CHUNK`, sized so each holds the writer about `SLICE_MS`
+ * (`import-chunks.ts`), one writer turn (one transaction) each, so other tenants' writes and reads go
+ * on between them. Called by the import route; knows nothing of HTTP.
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, isTetherError, TetherError } from '../common/errors.ts';
-import { TimeSlice } from '../common/time-slice.ts';
+import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
 import type { PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
 import type { MemoryEngine } from './engine.ts';
 import { checkImportedEvent } from './import-check.ts';
+import { ChunkSizer } from './import-chunks.ts';
 import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
 
 /**
- * Events (or resume records) stored per transaction of an import. Chunks are stored in the order of
- * the request; a chunk holds the writer for a few ms, not the whole request's worth.
+ * Most events (or resume records) stored per transaction of an import. Chunks are stored in the order
+ * of the request; a chunk holds the writer for a few ms, not the whole request's worth.
  */
 export const IMPORT_CHUNK = 250;
 
@@ -88,23 +90,33 @@ async function planTenant(registries: RegistryBook, tenant: string, imported: Im
   return { toStore, timeline, registries: timeline.map((v) => new Registry(v.predicates)) };
 }
 
+/** Options of `importBackup`. */
+export interface ImportOptions {
+  /** Most events per transaction. @default IMPORT_CHUNK */
+  chunk?: number;
+  /** Time one chunk may hold the writer (ms), as the engine reports it (`held`). @default SLICE_MS */
+  sliceMs?: number;
+  /** Events in the first chunk, before any was timed. @default min(FIRST_CHUNK, chunk) */
+  firstChunk?: number;
+}
+
 /**
  * Checks then stores `versions` and `events`. Every line is checked before anything is stored; then
- * the events go in chunks of `chunk` (each its own transaction, in request order): if the server
- * stops between two, the chunks before are stored, and sending the same request again stores the
- * rest (events already stored are skipped by id).
- * @param options.chunk events per transaction (@default IMPORT_CHUNK)
+ * the events go in chunks (each its own transaction, in request order), each sized by the time the
+ * one before held the writer: if the server stops between two, the chunks before are stored, and
+ * sending the same request again stores the rest (events already stored are skipped by id).
  * @throws {TetherError} 400 naming the line and field of the first refused item; nothing is stored then
  */
 export async function importBackup(
   deps: { registries: RegistryBook; engine: Pick<MemoryEngine, 'importEvents'>; clock: Clock },
   items: { versions: ImportedVersion[]; events: ImportedEvent[] },
-  options: { chunk?: number } = {},
+  options: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const chunk = options.chunk ?? IMPORT_CHUNK;
   if (!Number.isInteger(chunk) || chunk < 1) {
     throw new Error(`Cannot import as 'chunk' must be a whole number ≥ 1: got ${chunk}`);
   }
+  const sizer = new ChunkSizer({ max: chunk, budgetMs: options.sliceMs ?? SLICE_MS, first: options.firstChunk });
   const tenants = new Set([...items.versions.map((v) => v.version.tenant), ...items.events.map((e) => e.event.tenant)]);
   const plans = new Map<string, Awaited<ReturnType<typeof planTenant>>>();
   for (const tenant of tenants) {
@@ -140,6 +152,10 @@ export async function importBackup(
   }
   const events = items.events.map((e) => e.event);
   let imported = 0;
-  for (let i = 0; i < events.length; i += chunk) imported += await deps.engine.importEvents(events.slice(i, i + chunk));
+  for (let i = 0; i < events.length; ) {
+    const part = events.slice(i, i + sizer.size);
+    imported += await deps.engine.importEvents(part, { held: (ms) => sizer.took(part.length, ms) });
+    i += part.length;
+  }
   return { imported, skipped: events.length - imported, registryVersions };
 }

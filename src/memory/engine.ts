@@ -183,11 +183,13 @@ export class MemoryEngine {
 
   /**
    * Imports events keeping their ids, then recomputes the beliefs of every fact they touch.
+   * @param options.held told how long (ms) the import held the writer, once it committed
    * @returns how many were inserted (ids already present are skipped)
    */
-  async importEvents(events: StoredEvent[]): Promise<number> {
+  async importEvents(events: StoredEvent[], options: { held?: (ms: number) => void } = {}): Promise<number> {
     await this.#purged(new Set(events.map((e) => e.namespace)));
-    return this.#writer.import(events, (e) => this.#registries.cardinalityOf(tenantOf(e.namespace), e.predicate));
+    const cardinalityOf = (e: StoredEvent) => this.#registries.cardinalityOf(tenantOf(e.namespace), e.predicate);
+    return this.#writer.import(events, cardinalityOf, options.held);
   }
 
   /**

@@ -9,6 +9,7 @@
  * at once (SQLite: one; PostgreSQL: several, each fact's lock ordering those of one fact, as it does
  * for two replicas). Imports and rebuilds run alone in this replica, after the batches in flight.
  */
+import { performance } from 'node:perf_hooks';
 import type { Clock } from '../common/clock.ts';
 import { newEventId } from '../common/ids.ts';
 import type {
@@ -96,12 +97,18 @@ export class MemoryWriter {
   /**
    * Imports events keeping their ids (ids already stored are skipped) and updates the beliefs of the
    * facts they touch as it goes — incrementally when an event is the newest of its fact, else by
-   * folding that fact's log. Runs alone. Returns how many were inserted.
+   * folding that fact's log. Runs alone. Returns how many were inserted; `held` is told how long
+   * (ms) it held the writer, plan and commit (the import sizes its next chunk by it).
    */
-  import(events: StoredEvent[], cardinalityOf: (e: StoredEvent) => Promise<'single' | 'multi'>): Promise<number> {
+  import(
+    events: StoredEvent[],
+    cardinalityOf: (e: StoredEvent) => Promise<'single' | 'multi'>,
+    held?: (ms: number) => void,
+  ): Promise<number> {
     let inserted = 0;
     const lock = [...new Map(events.map((e) => [factKey(e), e])).values()];
     return this.exclusive(async () => {
+      const started = performance.now();
       inserted = await this.#store.writeFacts({ lock, heads: [] }, async (_heads, tx) => {
         const existing = await tx.existingEventIds(events.map((e) => e.id));
         const seen = new Set<string>();
@@ -126,6 +133,7 @@ export class MemoryWriter {
         const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
         return { events: incoming, changes, result: done.length };
       });
+      held?.(performance.now() - started);
     }).then(() => inserted);
   }
 

@@ -1,0 +1,51 @@
+/**
+ * @module
+ * Sizes the chunks an import is stored in (one writer turn, one transaction each) by what the last
+ * chunk cost: each holds the writer, and the event loop, about `budgetMs`, whatever an event costs
+ * here (a new value's head reads, a fold of a fact's log, a loaded machine). Pure: told the time each
+ * chunk took, never reads a clock. Used by `backup-import.ts`.
+ */
+
+/** Events in the first chunk, before any was timed. */
+export const FIRST_CHUNK = 32;
+
+/** Options of `ChunkSizer`. */
+export interface ChunkSizerOptions {
+  /** Most events in one chunk. */
+  max: number;
+  /** Time a chunk may hold the writer (ms, > 0). */
+  budgetMs: number;
+  /** Events in the first chunk. @default min(FIRST_CHUNK, max) */
+  first?: number;
+}
+
+/** The size of the next chunk, from the cost of the ones before. */
+export class ChunkSizer {
+  readonly #max: number;
+  readonly #budgetMs: number;
+  #size: number;
+
+  constructor(options: ChunkSizerOptions) {
+    const { max, budgetMs } = options;
+    if (!Number.isInteger(max) || max < 1) throw new Error(`Cannot size chunks as 'max' must be ≥ 1: got ${max}`);
+    if (!(budgetMs > 0)) throw new Error(`Cannot size chunks as 'budgetMs' must be > 0: got ${budgetMs}`);
+    this.#max = max;
+    this.#budgetMs = budgetMs;
+    this.#size = Math.max(1, Math.min(max, options.first ?? FIRST_CHUNK));
+  }
+
+  /** Events to put in the next chunk. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Notes that a chunk of `events` held the writer `ms`. The next one gets what fits the budget at
+   * that cost, at most twice the last (a chunk of skipped events says little of new ones), at least 1.
+   */
+  took(events: number, ms: number): void {
+    if (events < 1 || !(ms >= 0)) return;
+    const fits = ms === 0 ? Number.POSITIVE_INFINITY : Math.floor((this.#budgetMs * events) / ms);
+    this.#size = Math.max(1, Math.min(this.#max, 2 * events, fits));
+  }
+}
