@@ -5,13 +5,16 @@
  * import (admin; identical history, ids and actors kept, every line checked as a write would be,
  * nothing stored of a refused request) and purge (admin; the one hard delete).
  */
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
 import type { Clock } from '../../common/clock.ts';
 import { namespaceMismatch } from '../../common/errors.ts';
+import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { IMPORT_CHUNK, importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
+import { ChunkSizer } from '../../memory/import-chunks.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
 import type { ExportQuery, FactStore, StoredEvent } from '../../store/fact-store.ts';
@@ -68,11 +71,14 @@ async function* eventExportLines(
   first: StoredEvent[],
 ): AsyncGenerator<string> {
   const tenants = new Set<string>();
+  const slice = new TimeSlice();
   let page = first;
   for (;;) {
     if (page.length === 0) return;
     const lines: string[] = [];
     for (const e of page) {
+      // A page is 1,000 events: the event loop turns every few ms while they are written out.
+      if (slice.due()) await slice.yield();
       if (!tenants.has(e.tenant)) {
         tenants.add(e.tenant);
         for (const v of await store.registryVersions(e.tenant)) lines.push(JSON.stringify(registryVersionJson(v)));
@@ -138,10 +144,15 @@ export async function eventRoutes(
     });
     const r = await importBackup(opts, lines);
     // Resume records are plain rows (no registry to check): stored after the events, repeats skipped,
-    // in chunks (one transaction each) so other tenants' writes go on between them.
+    // in chunks (one transaction each, sized to about SLICE_MS) so other tenants' writes go on between them.
     let records = 0;
-    for (let i = 0; i < lines.records.length; i += IMPORT_CHUNK) {
-      records += await store.importResume(lines.records.slice(i, i + IMPORT_CHUNK));
+    const sizer = new ChunkSizer({ max: IMPORT_CHUNK, budgetMs: SLICE_MS });
+    for (let i = 0; i < lines.records.length; ) {
+      const part = lines.records.slice(i, i + sizer.size);
+      const started = performance.now();
+      records += await store.importResume(part);
+      sizer.took(part.length, performance.now() - started);
+      i += part.length;
     }
     return { imported: r.imported, skipped: r.skipped, registry_versions: r.registryVersions, resume_records: records };
   });
