@@ -9,6 +9,9 @@
 /** Events in the first chunk, before any was timed. */
 export const FIRST_CHUNK = 32;
 
+/** Chunks whose cost the next size is taken from (their median). */
+const COSTS_KEPT = 3;
+
 /** Options of `ChunkSizer`. */
 export interface ChunkSizerOptions {
   /** Most events in one chunk. */
@@ -23,6 +26,8 @@ export interface ChunkSizerOptions {
 export class ChunkSizer {
   readonly #max: number;
   readonly #budgetMs: number;
+  /** Cost of an event (ms) in the last `COSTS_KEPT` chunks. */
+  readonly #costs: number[] = [];
   #size: number;
 
   constructor(options: ChunkSizerOptions) {
@@ -40,12 +45,18 @@ export class ChunkSizer {
   }
 
   /**
-   * Notes that a chunk of `events` held the writer `ms`. The next one gets what fits the budget at
-   * that cost, at most twice the last (a chunk of skipped events says little of new ones), at least 1.
+   * Notes that a chunk of `events` held the writer `ms`. The next one gets what fits the budget at the
+   * median cost of an event over the last chunks (one chunk the machine slowed, preempted on a loaded
+   * host, does not shrink the next to nothing), at most twice the last one (a chunk of skipped events
+   * says little of new ones), at least 1.
    */
   took(events: number, ms: number): void {
     if (events < 1 || !(ms >= 0)) return;
-    const fits = ms === 0 ? Number.POSITIVE_INFINITY : Math.floor((this.#budgetMs * events) / ms);
+    this.#costs.push(ms / events);
+    if (this.#costs.length > COSTS_KEPT) this.#costs.shift();
+    const sorted = [...this.#costs].sort((a, b) => a - b);
+    const cost = sorted[(sorted.length - 1) >> 1] as number;
+    const fits = cost === 0 ? Number.POSITIVE_INFINITY : Math.floor(this.#budgetMs / cost);
     this.#size = Math.max(1, Math.min(this.#max, 2 * events, fits));
   }
 }
