@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import type { Checkpointer } from './checkpointer.ts';
 import type { FtsQueue } from './fts-queue.ts';
 import { deleteNamespaceRows, eraseLeftovers, type PurgeProgress } from './purge.ts';
-import { rebuildTable } from './table-rebuild.ts';
+import { markRebuild, rebuildTable } from './table-rebuild.ts';
 
 /** What a purge needs of the store. */
 export interface PurgeRunnerOptions {
@@ -43,6 +43,21 @@ export class PurgeRunner {
     return this.#truncating;
   }
 
+  /** The last failure of a rebuild started by `rebuild` (a purge's own failures reject its call). */
+  lastError: string | null = null;
+
+  /** Rebuilds `tables` after the purges queued before (at open: the rebuilds a stopped process left). */
+  rebuild(tables: string[]): void {
+    if (tables.length === 0) return;
+    this.#chain = this.#chain
+      .then(async () => {
+        for (const table of tables) await rebuildTable(this.#o.db, table, { progress: this.stats });
+      })
+      .catch((err: Error) => {
+        this.lastError = err.message;
+      });
+  }
+
   /** Erases `namespace` for good; resolves to the events erased. */
   purge(namespace: string): Promise<number> {
     const run = this.#chain.then(() => this.#purge(namespace));
@@ -64,6 +79,7 @@ export class PurgeRunner {
           fts.flush();
           fts.resetMark(seq);
         },
+        markRebuild: (table: string) => markRebuild(db, table),
       };
       const { events, touched, resumeTables } = await deleteNamespaceRows(ctx, namespace, this.stats);
       // Nothing erased, nothing to rewrite: an empty namespace's purge costs a few index lookups.

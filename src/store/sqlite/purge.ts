@@ -41,6 +41,8 @@ export interface PurgeContext {
   sql: (text: string) => Database.Statement;
   /** Flushes the deferred FTS rows, then sets the FTS mark to `seq`. */
   resetFtsMark: (seq: number) => void;
+  /** Records durably that `table` must be rebuilt, before its rows are deleted (`table-rebuild.ts`). */
+  markRebuild: (table: string) => void;
 }
 
 /** Purge steps run so far (tests follow a purge by them). */
@@ -129,8 +131,11 @@ export async function deleteNamespaceRows(
   for (const table of RESUME_TABLES) {
     // Every resume table leads its key (or its primary key index) with namespace; leases has no rowid.
     const key = table === 'leases' ? 'namespace' : 'rowid';
+    if (sql(`SELECT 1 FROM ${table} WHERE namespace = ? LIMIT 1`).get(namespace) === undefined) continue;
+    ctx.markRebuild(table);
+    resumeTables.push(table);
     const del = sql(`DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE namespace = ? LIMIT ?)`);
-    if ((await inSlices(db, () => del.run(namespace, PICK).changes, { committed })) > 0) resumeTables.push(table);
+    await inSlices(db, () => del.run(namespace, PICK).changes, { committed });
   }
   if (resumeTables.length > 0) touched = true;
   // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.

@@ -43,7 +43,7 @@ import { PurgeRunner } from './purge-runner.ts';
 import { ReadPool } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
-import { dropRebuildLeftovers } from './table-rebuild.ts';
+import { leftoverRebuilds } from './table-rebuild.ts';
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -96,11 +96,12 @@ export class SqliteStore implements Store {
 
   constructor(options: SqliteStoreOptions) {
     const { db, path } = openConnection(options.dataDir);
+    let unfinished: string[] = [];
     this.path = path;
     this.#db = db;
     try {
       migrate(db);
-      dropRebuildLeftovers(db);
+      unfinished = leftoverRebuilds(db);
       db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
       this.#fts = new FtsQueue(db);
       this.#indexUnindexed();
@@ -125,6 +126,8 @@ export class SqliteStore implements Store {
       checkpointer: this.#checkpointer,
       onDisk: this.path !== ':memory:',
     });
+    // A purge stopped before its tables were rebuilt: their pages may keep its bytes, so rebuild them now.
+    this.#purges.rebuild(unfinished);
 
     const sql = (text: string) => this.#sql(text);
     const insertOne = (e: StoredEvent) => insertEvent(sql, e);

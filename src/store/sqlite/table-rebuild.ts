@@ -22,6 +22,17 @@ const ERASE_PICK = 32;
 const COPY = '__rebuild';
 const OLD = '__purged';
 
+/** The `meta` key that says `table` must be rebuilt (set before its rows are deleted, cleared at the swap). */
+const markOf = (table: string) => `rebuild:${table}`;
+
+/**
+ * Records, durably, that `table` must be rebuilt: a purge calls it before it deletes rows there, so a
+ * process stopped before the rebuild swapped the copy in rebuilds it at the next open (`leftoverRebuilds`).
+ */
+export function markRebuild(db: Database.Database, table: string): void {
+  db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, 1)').run(markOf(table));
+}
+
 /** An explicit index's name on the copy: SQLite renames no index, so a rebuilt table's index takes the other name. */
 const INDEX_TWIN = '__b';
 
@@ -117,6 +128,7 @@ export async function rebuildTable(db: Database.Database, table: string, o: Rebu
       dropTriggers();
       db.exec(`ALTER TABLE ${q(table)} RENAME TO ${q(old)}`);
       db.exec(`ALTER TABLE ${q(copy)} RENAME TO ${q(table)}`);
+      db.prepare('DELETE FROM meta WHERE key = ?').run(markOf(table));
     })();
   } catch (err) {
     dropTriggers();
@@ -131,10 +143,12 @@ export async function rebuildTable(db: Database.Database, table: string, o: Rebu
 }
 
 /**
- * Drops what a rebuild stopped midway (a crash) left: a copy not swapped in yet (the table is whole)
- * or an old table not erased yet (its pages are zeroed as they are freed). At open, before any write.
+ * Drops what a rebuild stopped midway (a crash) left: a copy not swapped in yet (the table is whole,
+ * stale pages included) or an old table not erased yet (its pages are zeroed as they are freed).
+ * At open, before any write.
+ * @returns the tables whose rebuild never finished (marked by `markRebuild`): rebuild them again
  */
-export function dropRebuildLeftovers(db: Database.Database): void {
+export function leftoverRebuilds(db: Database.Database): string[] {
   const names = db
     .prepare(
       `SELECT name FROM sqlite_schema WHERE type = 'table'
@@ -143,4 +157,7 @@ export function dropRebuildLeftovers(db: Database.Database): void {
     .pluck()
     .all(COPY.replaceAll('_', '\\_'), OLD.replaceAll('_', '\\_')) as string[];
   for (const name of names) db.exec(`DROP TABLE ${q(name)}`);
+  const marks = db.prepare(`SELECT key FROM meta WHERE key LIKE 'rebuild:%'`).pluck().all() as string[];
+  const tables = db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table'`).pluck().all() as string[];
+  return marks.map((k) => k.slice('rebuild:'.length)).filter((t) => tables.includes(t));
 }

@@ -1,16 +1,22 @@
 /**
  * Table rebuilds (src/store/sqlite/table-rebuild.ts), on the real resume tables: writes made between
  * the copy's steps (insert, replace, update, delete) are all in the rebuilt table, its unique index is
- * kept (under the twin name) and still refuses duplicates, and what a stopped rebuild left is dropped
- * at open.
+ * kept (under the twin name) and still refuses duplicates; what a stopped rebuild left is dropped at
+ * open, and a table marked for a rebuild that never finished is rebuilt then.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { migrate } from '../../../src/store/sqlite/migrations.ts';
 import type { PurgeProgress } from '../../../src/store/sqlite/purge.ts';
-import { dropRebuildLeftovers, rebuildTable } from '../../../src/store/sqlite/table-rebuild.ts';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import { leftoverRebuilds, markRebuild, rebuildTable } from '../../../src/store/sqlite/table-rebuild.ts';
+import { freshNamespace } from '../conformance/helpers.ts';
+import { fenceOf, held, makeTurn, T0 } from '../conformance/resume-helpers.ts';
 
 /** A migrated in-memory database with `n` turns of namespace `ns` (every other one with a message id). */
 function withTurns(n: number, ns = 't:a'): Database.Database {
@@ -97,14 +103,47 @@ describe('rebuildTable', () => {
   });
 });
 
-describe('dropRebuildLeftovers', () => {
-  it('drops the copy and the old table a stopped rebuild left, and nothing else', () => {
+describe('leftoverRebuilds', () => {
+  it('drops the copy and the old table a stopped rebuild left, and names the tables still marked', () => {
     const db = withTurns(3);
     db.exec('CREATE TABLE turns__rebuild (x); CREATE TABLE pointers__purged (x)');
-    dropRebuildLeftovers(db);
+    markRebuild(db, 'turns');
+    db.prepare(`INSERT INTO meta (key, value) VALUES ('rebuild:gone_table', 1)`).run();
+    assert.deepEqual(leftoverRebuilds(db), ['turns']);
     const names = db.prepare(`SELECT name FROM sqlite_schema WHERE name LIKE '%\\_\\_%' ESCAPE '\\'`).pluck().all();
     assert.deepEqual(names, []);
     assert.equal(rows(db).length, 3);
     db.close();
+  });
+});
+
+describe('SqliteStore open after a purge stopped before its rebuild', () => {
+  it('rebuilds the marked tables in the background and clears the marks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tether-rebuild-'));
+    try {
+      const first = openSqliteStore({ dataDir: dir });
+      const ns = freshNamespace();
+      const lease = await held(first, ns);
+      await first.writeResume(fenceOf(lease, T0), [{ kind: 'turn', turn: makeTurn(ns, { epoch: lease.epoch }) }]);
+      await first.close();
+      const raw = new Database(join(dir, 'tether.db'));
+      markRebuild(raw, 'turns');
+      raw.exec('CREATE TABLE turns__rebuild (x)');
+      raw.close();
+
+      const second = openSqliteStore({ dataDir: dir });
+      try {
+        for (let turns = 0; second.purgeStats.rebuilds === 0 && turns < 100_000; turns++) await nextTurn();
+        assert.equal(second.purgeStats.rebuilds, 1);
+        assert.equal(await second.countTurns(ns), 1);
+      } finally {
+        await second.close();
+      }
+      const check = new Database(join(dir, 'tether.db'), { readonly: true });
+      assert.deepEqual(check.prepare(`SELECT key FROM meta WHERE key LIKE 'rebuild:%'`).all(), []);
+      check.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
