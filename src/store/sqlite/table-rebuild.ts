@@ -131,8 +131,12 @@ export async function rebuildTable(db: Database.Database, table: string, o: Rebu
       db.prepare('DELETE FROM meta WHERE key = ?').run(markOf(table));
     })();
   } catch (err) {
-    dropTriggers();
-    db.exec(`DROP TABLE IF EXISTS ${q(copy)}`); // the table itself is untouched before the swap
+    // The table itself is untouched before the swap; its mark stays, so the next open rebuilds it.
+    // (A closed connection cannot clean up: the next open drops the copy.)
+    if (db.open) {
+      dropTriggers();
+      db.exec(`DROP TABLE IF EXISTS ${q(copy)}`);
+    }
     throw err;
   }
   progress.rebuilds++;
