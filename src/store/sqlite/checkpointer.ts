@@ -38,21 +38,6 @@ parentPort.on('message', (msg) => {
     parentPort.postMessage({ closed: true });
     return;
   }
-  if (msg === 'vacuum') {
-    // A purge that erased resume records (see purge.ts): the whole file rewritten, then truncated.
-    try {
-      db.pragma('busy_timeout = 10000');
-      db.exec('VACUUM');
-      const [r] = db.pragma('wal_checkpoint(TRUNCATE)');
-      backfilled = 0;
-      parentPort.postMessage({ truncated: true, busy: r.busy });
-    } catch (err) {
-      parentPort.postMessage({ error: String((err && err.message) || err) });
-    } finally {
-      db.pragma('busy_timeout = 0');
-    }
-    return;
-  }
   if (msg === 'truncate') {
     // The end of a purge (see purge.ts): the WAL copied back and cut to 0 bytes, so no older frame
     // keeps an erased page. It may wait for readers to leave old snapshots, so here (only) a busy timeout.
@@ -257,14 +242,13 @@ export class Checkpointer {
   }
 
   /**
-   * On the worker's connection: a TRUNCATE checkpoint (the end of a purge), after a VACUUM when
-   * `vacuum` (a purge that erased resume records). Call while paused
+   * On the worker's connection: a TRUNCATE checkpoint (the end of a purge). Call while paused
    * (`pause()`), with no write of the owner's connection until it resolves.
    * @throws {Error} when the worker failed or could not truncate the WAL
    */
-  async truncate(vacuum = false): Promise<void> {
+  async truncate(): Promise<void> {
     await this.#inFlight;
-    const r = await this.#send(vacuum ? 'vacuum' : 'truncate');
+    const r = await this.#send('truncate');
     this.#backfilled = 0;
     if (r.error !== undefined || !r.truncated) throw new Error(r.error ?? 'the checkpoint worker did not truncate');
     if (r.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');

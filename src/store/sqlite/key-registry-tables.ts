@@ -1,7 +1,7 @@
 /**
  * @module
  * The SQLite store's keys and registry versions tables: plain statements, no memory semantics. Synchronous;
- * `sqlite-store.ts` wraps each call (writes wait for a running purge VACUUM there). Like `resume-tables.ts`.
+ * `sqlite-store.ts` wraps each call (writes wait out a purge's WAL truncate there). Like `resume-tables.ts`.
  */
 import type Database from 'better-sqlite3';
 import {

@@ -1,25 +1,26 @@
 /**
  * @module
- * The SQLite purge, in steps that each hold the writer a few ms, so other tenants' writes go on
- * between them (issue 21) and no file under the data folder keeps a byte of the namespace after it:
+ * The SQLite purge's steps, each holding the writer a few ms, so other tenants' writes go on between
+ * them (issue 21) and no file under the data folder keeps a byte of the namespace after it:
  * - a namespace with nothing stored is not touched at all;
- * - its rows are deleted in transactions of at most `SLICE_MS` of work, yielding to the event loop
- *   between them; `secure_delete` zeroes every freed cell and page, and FTS5's `secure-delete` option
- *   takes the erased rows' entries out of the index segments;
+ * - its rows (events, beliefs, resume records) are deleted in transactions of at most `SLICE_MS` of
+ *   work, yielding to the event loop between them; `secure_delete` zeroes every freed cell and page,
+ *   and FTS5's `secure-delete` option takes the erased rows' entries out of the index segments;
  * - what FTS5 keeps even so (a term that was the first of a segment's leaf page stays there) goes with
  *   an incremental merge of every segment into one (`'merge', -N`: N pages per step, a step per
  *   turn), which rewrites each segment that existed when the rows were deleted;
+ * - the resume tables that held rows of it are rebuilt into fresh pages, in steps too
+ *   (`table-rebuild.ts`: a balanced b-tree page keeps old cell copies that secure_delete misses);
  * - the WAL, whose older frames still hold the pages as they were, is copied back by a PASSIVE
  *   checkpoint on the checkpointer's thread (writes go on), then truncated by a TRUNCATE checkpoint
  *   there, during which the store holds its writes: only the frames written meanwhile are left to copy.
- * No VACUUM for events and beliefs: its cost grows with the whole database, and it held every write
- * for all of it. Still a VACUUM (on the checkpointer's thread, writes held) when resume records were
- * erased: deleted in one go, their tables' rebuilt pages keep stale bytes (resume-disk.test.ts finds them).
- * Called by `SqliteStore.purgeNamespace`.
+ * No VACUUM: its cost grows with the whole database, and it held every write for all of it.
+ * Run in order by `purge-runner.ts`.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { TimeSlice } from '../../common/time-slice.ts';
+import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
 
 /** Longest one purge transaction runs before other writes get a turn, in ms. */
@@ -40,31 +41,47 @@ export interface PurgeContext {
   sql: (text: string) => Database.Statement;
   /** Flushes the deferred FTS rows, then sets the FTS mark to `seq`. */
   resetFtsMark: (seq: number) => void;
-  /** Deletes the namespace's resume records (leases, working state…); returns how many rows. */
-  purgeResume: (namespace: string) => number;
+  /** Records durably that `table` must be rebuilt, before its rows are deleted (`table-rebuild.ts`). */
+  markRebuild: (table: string) => void;
 }
 
 /** Purge steps run so far (tests follow a purge by them). */
 export interface PurgeProgress {
-  /** Delete transactions committed. */
+  /** Delete transactions committed (the old tables' of a rebuild included). */
   deletes: number;
+  /** Copy transactions of table rebuilds committed. */
+  copies: number;
   /** FTS merge steps run. */
   merges: number;
+  /** Resume tables rebuilt into fresh pages (`table-rebuild.ts`). */
+  rebuilds: number;
+}
+
+/** How `inSlices` cuts its work. */
+export interface SliceOptions {
+  /** Called after each committed transaction that handled rows. */
+  committed: () => void;
+  /** Most rows one call of the step handles. @default 32 */
+  pick?: number;
+  /** Longest transaction in ms (each runs at least one step). @default SLICE_MS */
+  sliceMs?: number;
 }
 
 /**
- * Runs `step` (which deletes at most `PICK` rows and says how many) again and again in one
- * transaction until nothing is left or `SLICE_MS` passed; then lets the event loop turn; until done.
- * @returns rows deleted
+ * Runs `step` (which handles at most `pick` rows and says how many) again and again in one
+ * transaction until nothing is left or `sliceMs` passed; then lets the event loop turn; until done.
+ * @returns rows handled
  */
-async function inSlices(db: Database.Database, step: () => number, progress: PurgeProgress): Promise<number> {
+export async function inSlices(db: Database.Database, step: () => number, o: SliceOptions): Promise<number> {
+  const pick = o.pick ?? PICK;
   let total = 0;
   const slice = db.transaction(() => {
-    const time = new TimeSlice(SLICE_MS);
+    const time = new TimeSlice(o.sliceMs ?? SLICE_MS);
     let n = 0;
-    for (let got = PICK; got === PICK && !time.due(); ) {
+    for (let got = pick; got === pick; ) {
       got = step();
       n += got;
+      if (time.due()) break;
     }
     return n;
   });
@@ -72,20 +89,21 @@ async function inSlices(db: Database.Database, step: () => number, progress: Pur
     const n = slice() as number;
     total += n;
     if (n === 0) return total;
-    progress.deletes++;
+    o.committed();
     await nextTurn();
   }
 }
 
 /**
- * Deletes every row of `namespace`, a slice of work per transaction.
- * @returns events erased, and whether any row at all (events, beliefs, resume records) was
+ * Deletes every row of `namespace`, a slice of work per transaction: events, beliefs, then each
+ * resume table (leases, working state, turns, checkpoints…).
+ * @returns events erased, whether any row at all was, and the resume tables that held rows of it
  */
 export async function deleteNamespaceRows(
   ctx: PurgeContext,
   namespace: string,
-  progress: PurgeProgress = { deletes: 0, merges: 0 },
-): Promise<{ events: number; touched: boolean; resume: boolean }> {
+  progress: PurgeProgress = { deletes: 0, copies: 0, merges: 0, rebuilds: 0 },
+): Promise<{ events: number; touched: boolean; resumeTables: string[] }> {
   const { db, sql } = ctx;
   const pick = sql('SELECT seq FROM events WHERE namespace = ? LIMIT ?').pluck();
   const delFts = sql('DELETE FROM events_fts WHERE rowid = ?');
@@ -94,6 +112,7 @@ export async function deleteNamespaceRows(
     `DELETE FROM beliefs WHERE (namespace, subject, predicate, observed_at, event_id) IN
        (SELECT namespace, subject, predicate, observed_at, event_id FROM beliefs WHERE namespace = ? LIMIT ?)`,
   );
+  const committed = () => progress.deletes++;
   const events = await inSlices(
     db,
     () => {
@@ -104,20 +123,24 @@ export async function deleteNamespaceRows(
       }
       return seqs.length;
     },
-    progress,
+    { committed },
   );
   let touched = events > 0;
-  let resume = false;
-  if ((await inSlices(db, () => delBeliefs.run(namespace, PICK).changes, progress)) > 0) touched = true;
-  db.transaction(() => {
-    if (ctx.purgeResume(namespace) > 0) {
-      touched = true;
-      resume = true;
-    }
-    // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.
-    if (touched) ctx.resetFtsMark((sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
-  })();
-  return { events, touched, resume };
+  if ((await inSlices(db, () => delBeliefs.run(namespace, PICK).changes, { committed })) > 0) touched = true;
+  const resumeTables: string[] = [];
+  for (const table of RESUME_TABLES) {
+    // Every resume table leads its key (or its primary key index) with namespace; leases has no rowid.
+    const key = table === 'leases' ? 'namespace' : 'rowid';
+    if (sql(`SELECT 1 FROM ${table} WHERE namespace = ? LIMIT 1`).get(namespace) === undefined) continue;
+    ctx.markRebuild(table);
+    resumeTables.push(table);
+    const del = sql(`DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE namespace = ? LIMIT ?)`);
+    await inSlices(db, () => del.run(namespace, PICK).changes, { committed });
+  }
+  if (resumeTables.length > 0) touched = true;
+  // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.
+  if (touched) ctx.resetFtsMark((sql('SELECT max(seq) FROM events').pluck().get() as number | null) ?? 0);
+  return { events, touched, resumeTables };
 }
 
 /**
@@ -131,8 +154,6 @@ export async function eraseLeftovers(o: {
   flush: () => void;
   hold: (truncate: Promise<void> | null) => void;
   progress: PurgeProgress;
-  /** Resume records were erased: their tables' pages may keep stale bytes, so VACUUM (see below). */
-  vacuum: boolean;
 }): Promise<void> {
   const merge = o.db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${-MERGE_PAGES})`);
   const changes = o.db.prepare('SELECT total_changes()').pluck();
@@ -164,17 +185,15 @@ async function truncateWal(o: {
   db: Database.Database;
   checkpointer: Checkpointer | null;
   hold: (truncate: Promise<void> | null) => void;
-  vacuum: boolean;
 }): Promise<void> {
   const checkpointer = o.checkpointer;
   if (!checkpointer?.running) {
-    if (o.vacuum) o.db.exec('VACUUM');
     const [r] = o.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
     if (r?.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
     return;
   }
   await checkpointer.catchUp();
-  const truncate = checkpointer.truncate(o.vacuum);
+  const truncate = checkpointer.truncate();
   o.hold(truncate.catch(() => {}));
   try {
     await truncate;

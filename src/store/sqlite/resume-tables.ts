@@ -7,7 +7,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { CheckpointKey, CheckpointQuery, CheckpointRecord, CheckpointWriteRecord } from '../checkpoint-types.ts';
-import { namespacesOfWrite, RESUME_TABLES } from '../resume-namespaces.ts';
+import { namespacesOfWrite } from '../resume-namespaces.ts';
 import {
   type LeaseRow,
   leaseFromRow,
@@ -345,14 +345,6 @@ export class SqliteResumeTables {
 
   checkpointWrites(namespace: string, keys: CheckpointKey[]): CheckpointWriteRecord[] {
     return this.#checkpoints.checkpointWrites(namespace, keys);
-  }
-
-  /** Erases every resume row of `namespace`; call inside the purge's transaction. Returns the rows erased. */
-  purge(namespace: string): number {
-    let rows = 0;
-    for (const table of RESUME_TABLES)
-      rows += this.#sql(`DELETE FROM ${table} WHERE namespace = ?`).run(namespace).changes;
-    return rows;
   }
 
   /** Export pages, keyset-paginated on each table's primary key, so writes may run between pages. */

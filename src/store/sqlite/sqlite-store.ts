@@ -1,9 +1,9 @@
 /**
  * @module
  * The embedded `Store`: better-sqlite3 12 in WAL mode with an FTS5 index and a "now" projection of
- * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good (secure_delete,
- * FTS secure-delete and merge, WAL truncated) in short steps (`purge.ts`). Holds no memory semantics; picked by the CLI. The connection is
- * opened by connection.ts; event writes, keys/registry and resume records have their statements apart.
+ * beliefs. Zero set-up: one file `tether.db` in the data folder. Purge erases for good in short steps
+ * (`purge-runner.ts`). Holds no memory semantics; picked by the CLI. The connection is opened by
+ * connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
 import { type EventRow, rowToEvent } from '../event-rows.ts';
@@ -38,10 +38,12 @@ import { ftsBody } from './fts.ts';
 import { FtsQueue, type FtsSource } from './fts-queue.ts';
 import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
 import { migrate } from './migrations.ts';
-import { deleteNamespaceRows, eraseLeftovers, type PurgeProgress } from './purge.ts';
+import type { PurgeProgress } from './purge.ts';
+import { PurgeRunner } from './purge-runner.ts';
 import { ReadPool } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
+import { leftoverRebuilds } from './table-rebuild.ts';
 
 /** Options for `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -89,20 +91,17 @@ export class SqliteStore implements Store {
   readonly #reads: SqliteReads;
   readonly #pool: ReadPool | null;
   readonly #foldModule: string | null;
-  /** Set while a purge's TRUNCATE checkpoint runs on the checkpointer's thread: every write awaits it first. */
-  #vacuuming: Promise<void> | null = null;
-  /**
-   * Purges that erased rows (an empty namespace's purge touches nothing), and the steps of purges so
-   * far: delete transactions and FTS merge steps (`purge.ts`).
-   */
-  readonly purgeStats: PurgeProgress & { erasures: number } = { erasures: 0, deletes: 0, merges: 0 };
+  /** Purges, one at a time, in short steps (purge-runner.ts); holds writes during its last one. */
+  readonly #purges: PurgeRunner;
 
   constructor(options: SqliteStoreOptions) {
     const { db, path } = openConnection(options.dataDir);
+    let unfinished: string[] = [];
     this.path = path;
     this.#db = db;
     try {
       migrate(db);
+      unfinished = leftoverRebuilds(db);
       db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
       this.#fts = new FtsQueue(db);
       this.#indexUnindexed();
@@ -120,6 +119,15 @@ export class SqliteStore implements Store {
         : new ReadPool({ path: this.path, size: workers, foldModule: options.foldModule });
     this.#resume = new SqliteResumeTables(db, (text) => this.#sql(text));
     this.#keys = new SqliteKeyRegistryTables((text) => this.#sql(text));
+    this.#purges = new PurgeRunner({
+      db,
+      sql: (text) => this.#sql(text),
+      fts: this.#fts,
+      checkpointer: this.#checkpointer,
+      onDisk: this.path !== ':memory:',
+    });
+    // A purge stopped before its tables were rebuilt: their pages may keep its bytes, so rebuild them now.
+    this.#purges.rebuild(unfinished);
 
     const sql = (text: string) => this.#sql(text);
     const insertOne = (e: StoredEvent) => insertEvent(sql, e);
@@ -162,7 +170,7 @@ export class SqliteStore implements Store {
   }
 
   async appendEvents(events: StoredEvent[], changes: BeliefChange[] = []): Promise<void> {
-    while (this.#vacuuming) await this.#vacuuming;
+    for (let h = this.#purges.held; h; h = this.#purges.held) await h;
     this.#fts.addAll(this.#appendTx(events, changes));
     this.#checkpointer?.noteWrite();
   }
@@ -187,7 +195,7 @@ export class SqliteStore implements Store {
   }
 
   async replaceBeliefs(changes: BeliefChange[]): Promise<void> {
-    while (this.#vacuuming) await this.#vacuuming;
+    for (let h = this.#purges.held; h; h = this.#purges.held) await h;
     this.#beliefsTx(changes);
     this.#checkpointer?.noteWrite();
   }
@@ -198,7 +206,7 @@ export class SqliteStore implements Store {
   }
 
   async importEvents(events: StoredEvent[]): Promise<number> {
-    while (this.#vacuuming) await this.#vacuuming;
+    for (let h = this.#purges.held; h; h = this.#purges.held) await h;
     const rows = this.#importTx(events);
     this.#fts.addAll(rows);
     this.#checkpointer?.noteWrite();
@@ -291,67 +299,32 @@ export class SqliteStore implements Store {
     return this.#heavy('exportEvents', query);
   }
 
-  async purgeNamespace(namespace: string): Promise<number> {
-    while (this.#vacuuming) await this.#vacuuming;
-    // The TRUNCATE checkpoint at the end needs the checkpoint lock: no background checkpoint meanwhile.
-    const resume = await this.#checkpointer?.pause();
-    try {
-      this.#fts.flush();
-      const {
-        events,
-        touched,
-        resume: resumeErased,
-      } = await deleteNamespaceRows(
-        {
-          db: this.#db,
-          sql: (text) => this.#sql(text),
-          resetFtsMark: (seq) => {
-            this.#fts.flush();
-            this.#fts.resetMark(seq);
-          },
-          purgeResume: (ns) => this.#resume.purge(ns),
-        },
-        namespace,
-        this.purgeStats,
-      );
-      // Nothing erased, nothing to rewrite: an empty namespace's purge costs a few index lookups.
-      if (!touched) return 0;
-      this.purgeStats.erasures++;
-      await eraseLeftovers({
-        db: this.#db,
-        onDisk: this.path !== ':memory:',
-        checkpointer: this.#checkpointer,
-        flush: () => this.#fts.flush(),
-        hold: (truncate) => {
-          this.#vacuuming = truncate;
-        },
-        progress: this.purgeStats,
-        vacuum: resumeErased,
-      });
-      return events;
-    } finally {
-      resume?.();
-    }
+  /** Erases the namespace for good, in short steps with other writes between them (purge-runner.ts). */
+  purgeNamespace(namespace: string): Promise<number> {
+    return this.#purges.purge(namespace);
   }
 
-  /** True while a purge's TRUNCATE checkpoint runs on the worker thread (this store's writes wait meanwhile). */
-  get vacuuming(): boolean {
-    return this.#vacuuming !== null;
+  /**
+   * Purges that erased rows (an empty namespace's purge touches nothing), and the steps of purges so
+   * far: delete transactions, FTS merge steps, resume tables rebuilt.
+   */
+  get purgeStats(): PurgeProgress & { erasures: number } {
+    return this.#purges.stats;
   }
 
   // The other ports delegate to the tables' classes: typed by the port, so each line is the whole method.
-  // Keys and registry versions (key-registry-tables.ts): writes wait out a purge's VACUUM.
+  // Keys and registry versions (key-registry-tables.ts): writes wait out a purge's WAL truncate.
   readonly registryVersions: RegistryStore['registryVersions'] = async (tenant) => this.#keys.registryVersions(tenant);
   readonly appendRegistryVersion: RegistryStore['appendRegistryVersion'] = (version, options) =>
-    this.#afterVacuum(() => this.#keys.appendRegistryVersion(version, options?.later));
-  readonly insertKey: KeyStore['insertKey'] = (key) => this.#afterVacuum(() => this.#keys.insertKey(key));
+    this.#unheld(() => this.#keys.appendRegistryVersion(version, options?.later));
+  readonly insertKey: KeyStore['insertKey'] = (key) => this.#unheld(() => this.#keys.insertKey(key));
   readonly getKey: KeyStore['getKey'] = async (id) => this.#keys.getKey(id);
   readonly listKeys: KeyStore['listKeys'] = async (tenant) => this.#keys.listKeys(tenant);
   readonly deleteExpiredKeys: KeyStore['deleteExpiredKeys'] = (before) =>
-    this.#afterVacuum(() => this.#keys.deleteExpiredKeys(before));
-  readonly revokeKey: KeyStore['revokeKey'] = (id, at) => this.#afterVacuum(() => this.#keys.revokeKey(id, at));
+    this.#unheld(() => this.#keys.deleteExpiredKeys(before));
+  readonly revokeKey: KeyStore['revokeKey'] = (id, at) => this.#unheld(() => this.#keys.revokeKey(id, at));
 
-  // Leases and resume records (resume-tables.ts): writes wait out a purge's VACUUM and note the checkpointer.
+  // Leases and resume records (resume-tables.ts): writes wait out a purge's WAL truncate and note the checkpointer.
   readonly acquireLease: LeaseStore['acquireLease'] = (r) => this.#resumeWrite(() => this.#resume.acquire(r));
   readonly renewLease: LeaseStore['renewLease'] = (fence, ttlMs) =>
     this.#resumeWrite(() => this.#resume.renew(fence, ttlMs));
@@ -379,15 +352,15 @@ export class SqliteStore implements Store {
     this.#resume.checkpointWrites(namespace, keys);
   readonly exportResume: ResumeStore['exportResume'] = (query) => this.#resume.export(query);
 
-  /** Runs a write of keys or registry versions once no purge's VACUUM runs. */
-  async #afterVacuum<T>(write: () => T): Promise<T> {
-    while (this.#vacuuming) await this.#vacuuming;
+  /** Runs a write of keys or registry versions once no purge's WAL truncate runs. */
+  async #unheld<T>(write: () => T): Promise<T> {
+    for (let h = this.#purges.held; h; h = this.#purges.held) await h;
     return write();
   }
 
-  /** Runs a lease or resume write once no purge's VACUUM runs, then tells the checkpointer (like event writes). */
+  /** Runs a lease or resume write once no purge's WAL truncate runs, then tells the checkpointer (like event writes). */
   async #resumeWrite<T>(write: () => T): Promise<T> {
-    while (this.#vacuuming) await this.#vacuuming;
+    for (let h = this.#purges.held; h; h = this.#purges.held) await h;
     const value = write();
     this.#checkpointer?.noteWrite();
     return value;

@@ -1,7 +1,8 @@
 /**
- * The SQLite purge (src/store/sqlite/purge.ts, issues 9 and 21): an empty namespace's purge touches
- * nothing, and a real purge goes in short steps: reads are answered and other namespaces' writes are
- * stored between them, long before the purge ends (followed by the purge's own step counters).
+ * The SQLite purge (src/store/sqlite/purge.ts, purge-runner.ts, issues 9 and 21): an empty namespace's
+ * purge touches nothing, and a real purge goes in short steps, resume records and the rebuild of their
+ * tables included: reads are answered and other namespaces' writes (events, keys, leases, resume
+ * records) are stored between them, long before the purge ends (followed by the purge's step counters).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, heldAll, makeEvent, makeKey } from '../conformance/helpers.ts';
+import { fenceOf, held, makeState, makeTurn, T0 } from '../conformance/resume-helpers.ts';
 
 const tempRoot = mkdtempSync(join(tmpdir(), 'tether-purge-'));
 after(() => rmSync(tempRoot, { recursive: true, force: true }));
@@ -39,7 +41,7 @@ describe('SqliteStore.purgeNamespace', () => {
     const store = await loadedStore('empty', [keep], 1000);
     try {
       assert.equal(await store.purgeNamespace(freshNamespace()), 0);
-      assert.deepEqual(store.purgeStats, { erasures: 0, deletes: 0, merges: 0 });
+      assert.deepEqual(store.purgeStats, { erasures: 0, deletes: 0, copies: 0, merges: 0, rebuilds: 0 });
       assert.equal((await store.exportEvents({ namespace: keep, limit: 5000 })).length, 1000);
     } finally {
       await store.close();
@@ -75,6 +77,66 @@ describe('SqliteStore.purgeNamespace', () => {
       assert.equal((await store.exportEvents({ namespace: keep, limit: 5000 })).length, 3001);
       assert.deepEqual(await store.searchEvents(gone, ['words'], 10), []);
       assert.equal((await store.searchEvents(keep, ['during'], 10)).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("rebuilds the resume tables in steps too, keeping other namespaces' resume writes made meanwhile", async () => {
+    const [gone, keep] = [freshNamespace(), freshNamespace()];
+    const store = await loadedStore('resume', [gone], 500);
+    try {
+      const goneLease = await held(store, gone);
+      await store.writeResume(fenceOf(goneLease, T0), [
+        { kind: 'working_state', state: makeState(gone, 1, { epoch: goneLease.epoch }) },
+        ...Array.from({ length: 50 }, () => ({
+          kind: 'turn' as const,
+          turn: makeTurn(gone, { epoch: goneLease.epoch }),
+        })),
+      ]);
+      // The kept namespace's turns make the turns table long enough for its copy to take many steps.
+      const keepLease = await held(store, keep);
+      const keepFence = fenceOf(keepLease, T0);
+      const big = 'k'.repeat(2000);
+      for (let i = 0; i < 8; i++) {
+        const turns = Array.from({ length: 500 }, () => ({
+          kind: 'turn' as const,
+          turn: makeTurn(keep, { content: big, epoch: keepLease.epoch }),
+        }));
+        await store.writeResume(keepFence, turns);
+      }
+      const order: string[] = [];
+      const start = { ...store.purgeStats };
+      const purge = store.purgeNamespace(gone).then(() => order.push('purge'));
+      for (let turns = 0; store.purgeStats.copies === start.copies && turns < 100_000; turns++) await nextTurn();
+      assert.ok(store.purgeStats.copies > start.copies, 'the copy of a resume table is under way');
+      const copiesAtWrite = store.purgeStats.copies;
+      const other = freshNamespace();
+      const writes = [
+        store
+          .writeResume(keepFence, [
+            { kind: 'turn', turn: makeTurn(keep, { content: 'written during the rebuild', epoch: keepLease.epoch }) },
+            { kind: 'working_state', state: makeState(keep, 1, { epoch: keepLease.epoch }) },
+          ])
+          .then(() => order.push('resume')),
+        store
+          .acquireLease({ namespace: other, holder: 'pod-b', ttlMs: 60_000, now: T0 })
+          .then(() => order.push('lease')),
+        store.appendEvents([makeEvent(keep, { value: 'event during the rebuild' })]).then(() => order.push('event')),
+      ];
+      await Promise.all(writes);
+      assert.ok(!order.includes('purge'), `the writes were stored before the purge ended: ${order}`);
+      await purge;
+      assert.ok(store.purgeStats.copies > copiesAtWrite, 'the copy went on after the writes');
+      // leases, working_states and turns held rows of the purged namespace.
+      assert.equal(store.purgeStats.rebuilds, start.rebuilds + 3);
+      assert.equal(await store.getLease(gone), null);
+      assert.equal(await store.workingState(gone), null);
+      assert.equal(await store.countTurns(gone), 0);
+      assert.equal(await store.countTurns(keep), 4001);
+      assert.equal((await store.workingState(keep))?.version, 1);
+      assert.equal((await store.getLease(other))?.holder, 'pod-b');
+      assert.equal((await store.getLease(keep))?.epoch, keepLease.epoch);
     } finally {
       await store.close();
     }
