@@ -6,7 +6,7 @@
  * (`server/answer-text.ts`); a store gets it as a module to load (`answerModule`, like the fold module),
  * never by importing `server/`. Types and one helper, no I/O.
  */
-import type { BeliefQuery, CurrentBelief, StoredEvent } from './fact-store.ts';
+import type { BeliefQuery, CurrentBelief, ExportQuery, StoredEvent } from './fact-store.ts';
 import type { FoldQuery } from './log-fold-port.ts';
 import type { FactLogQuery, LogPosition } from './log-reads.ts';
 
@@ -19,10 +19,26 @@ export interface AnswerTextModule {
   historyAnswerText(events: readonly StoredEvent[], next: PagePlace | null): string;
   /** The JSON text of a recall or search answer: `{"beliefs": [...]}`. */
   beliefsAnswerText(beliefs: readonly CurrentBelief[]): string;
+  /** One export line (NDJSON, without its newline) of an event. */
+  eventLineText(event: StoredEvent): string;
 }
 
 /** An answer's UTF-8 bytes (moved from the thread that built them, not copied). */
 export type AnswerBytes = Uint8Array;
+
+/**
+ * A page of export lines as bytes: one line (with its newline) per event, in export order. The server
+ * puts each tenant's registry versions before its first event: `tenantStarts` says where (byte offset)
+ * each tenant of the page first appears.
+ */
+export interface ExportPageBytes {
+  body: AnswerBytes;
+  /** Events in the page (fewer than asked: the last page). */
+  count: number;
+  /** The id of the page's last event (the next page's `since`); null for an empty page. */
+  lastId: string | null;
+  tenantStarts: { tenant: string; at: number }[];
+}
 
 /** A store's heavy reads answered as finished JSON bytes, built off the event loop. */
 export interface RenderedReads {
@@ -37,6 +53,8 @@ export interface RenderedReads {
   searchBeliefs(query: BeliefQuery & { terms: string[] }): Promise<AnswerBytes>;
   /** `currentBeliefs`, answered as `beliefsAnswerText` writes it. */
   currentBeliefs(query: BeliefQuery): Promise<AnswerBytes>;
+  /** `exportEvents`, as export lines. */
+  exportPage(query: ExportQuery): Promise<ExportPageBytes>;
 }
 
 /**

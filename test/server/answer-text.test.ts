@@ -12,16 +12,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { AuthContext } from '../../src/auth/auth-context.ts';
-import { ManualClock } from '../../src/common/clock.ts';
+import { ManualClock, systemClock } from '../../src/common/clock.ts';
+import { silentLogger } from '../../src/common/log.ts';
 import { MemoryEngine, type WriteContext } from '../../src/memory/engine.ts';
 import { LOG_FOLD_MODULE } from '../../src/memory/log-fold.ts';
 import { MemoryReader } from '../../src/memory/recall.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { RegistryBook } from '../../src/memory/registry-book.ts';
 import { ANSWER_TEXT_MODULE } from '../../src/server/answer-text.ts';
+import { createMemoryServer } from '../../src/server/app.ts';
 import { memoryCalls } from '../../src/server/calls/memory-calls.ts';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { READ_WORKER_NICE } from '../../src/store/sqlite/thread-priority.ts';
+import type { Store } from '../../src/store/store.ts';
 import { startTestMemoryServer } from '../helpers/memory-server.ts';
 import { ACTOR, MINUTE, NAMESPACE, T0 } from '../memory/helpers.ts';
 
@@ -154,7 +157,67 @@ describe('answers built as text in the read workers', () => {
   });
 });
 
-describe('GET /v1/memories/history and /v1/memories over HTTP', () => {
+/** The same store without its rendered reads: the routes map and serialize on the loop, as before. */
+function renderingNothing(store: Store): Store {
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'renderedReads') return undefined;
+      const v = Reflect.get(target, name, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  }) as Store;
+}
+
+describe('the routes over HTTP', () => {
+  it('answer history, recall and export with the bytes the loop path sends', async (t) => {
+    const srv = await startTestMemoryServer();
+    t.after(() => srv.close());
+    const { store, keys } = srv.running;
+    const loop = await createMemoryServer({
+      store: renderingNothing(store),
+      keys,
+      clock: systemClock,
+      log: silentLogger(),
+      defaultRegistry: starterRegistry('personal'),
+    });
+    t.after(() => loop.app.close());
+    // Two tenants, interleaved, one with a second registry version: export puts each tenant's
+    // versions before its first event, inside a page built in a worker.
+    const a = await srv.agentKey('exp-a', 'run-1');
+    const b = await srv.agentKey('exp-b', 'run-1');
+    const put = await srv.call('PUT', '/v1/registry', {
+      key: srv.adminKey,
+      body: { tenant: 'exp-b', predicates: [{ name: 'note', cardinality: 'multi', value_type: 'string' }] },
+    });
+    assert.equal(put.status, 200, put.text);
+    for (let round = 0; round < 3; round++) {
+      for (const key of [a, b]) {
+        const statements = Array.from({ length: 400 }, (_, i) => ({
+          subject: 'p',
+          predicate: 'note',
+          value: `gamma ${round} ${i} ${i % 5 ? '' : 'ünï ✓ "q"'}`,
+        }));
+        assert.equal((await srv.call('POST', '/v1/memories', { key, body: { statements } })).status, 200);
+      }
+    }
+    const paths: [string, string][] = [
+      [srv.adminKey, '/v1/events'],
+      [a, '/v1/events'],
+      [a, '/v1/memories/history?subject=p&predicate=note&limit=1000'],
+      [b, `/v1/memories?q=gamma&as_of=${Date.now() + 60_000}&limit=1000`],
+      [b, '/v1/memories?q=gamma&limit=1000'],
+      [b, '/v1/memories?limit=1000'],
+    ];
+    for (const [key, path] of paths) {
+      const built = await srv.call('GET', path, { key });
+      const before = await loop.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${key}` } });
+      assert.equal(built.status, 200, built.text);
+      assert.equal(built.headers.get('content-type'), before.headers['content-type'], path);
+      assert.equal(built.text, before.body, path);
+    }
+    assert.ok((await srv.call('GET', '/v1/events', { key: srv.adminKey })).text.includes('"registry_version"'));
+  });
+
   it('send the built answer with the JSON content type', async (t) => {
     const srv = await startTestMemoryServer();
     t.after(() => srv.close());

@@ -151,6 +151,7 @@ export class ReadPool {
         return this.run('searchBeliefsText', query);
       },
       currentBeliefs: (query) => this.run('currentBeliefsText', query),
+      exportPage: (query) => this.run('exportPageText', query),
     };
   }
 

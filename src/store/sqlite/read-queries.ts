@@ -8,7 +8,7 @@
  * read-only connection: the same statements answer either way. Synchronous; no writes here.
  */
 import type Database from 'better-sqlite3';
-import { type AnswerBytes, type AnswerTextModule, cutPage } from '../answer-text-port.ts';
+import { type AnswerBytes, type AnswerTextModule, cutPage, type ExportPageBytes } from '../answer-text-port.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../event-rows.ts';
 import { distinctFacts, type FoldAnswer, type FoldModule, type FoldQuery, LOG_PAGE } from '../log-fold-port.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery, LogPosition } from '../log-reads.ts';
@@ -34,7 +34,8 @@ export type ReadOp =
   | 'historyPageText'
   | 'foldFactLogsText'
   | 'searchBeliefsText'
-  | 'currentBeliefsText';
+  | 'currentBeliefsText'
+  | 'exportPageText';
 
 /** The modules a read worker loaded (memory semantics and wire text the store never imports). */
 export interface ReadModules {
@@ -242,6 +243,26 @@ export class SqliteReads {
 
   currentBeliefsText(q: BeliefQuery): AnswerBytes {
     return utf8.encode(this.#text().beliefsAnswerText(this.currentBeliefs(q)));
+  }
+
+  exportPageText(query: ExportQuery): ExportPageBytes {
+    const events = this.exportEvents(query);
+    const text = this.#text();
+    const tenantStarts: ExportPageBytes['tenantStarts'] = [];
+    const seen = new Set<string>();
+    let at = 0;
+    let body = '';
+    for (const e of events) {
+      if (!seen.has(e.tenant)) {
+        seen.add(e.tenant);
+        tenantStarts.push({ tenant: e.tenant, at });
+      }
+      const line = `${text.eventLineText(e)}\n`;
+      body += line;
+      at += Buffer.byteLength(line);
+    }
+    const last = events[events.length - 1];
+    return { body: utf8.encode(body), count: events.length, lastId: last ? last.id : null, tenantStarts };
   }
 
   #text(): AnswerTextModule {
