@@ -11,11 +11,14 @@
  * Loopback only; bounded loops; the temp folder is removed.
  *
  * Flags: --rate-ms 20 (B's interval), --quiet-ms 5000 (B alone), --min-window-ms 2000 (a row's
- * repeatable request is sent again until B has run this long beside it, at most 20 times).
+ * repeatable request is sent again until B has run this long beside it, at most 20 times), --a-nice 0
+ * (the OS nice value of this process's main thread, tenant A's client, set once the server and B
+ * run: on a machine of 2 cores A parsing its own multi-MB answers competes with the server and B for
+ * the CPU, which in a deployment it would not, being another machine; printed when not 0).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -29,8 +32,13 @@ const { values: flags } = parseArgs({
     'rate-ms': { type: 'string', default: '20' },
     'quiet-ms': { type: 'string', default: '5000' },
     'min-window-ms': { type: 'string', default: '2000' },
+    'a-nice': { type: 'string', default: '0' },
   },
 });
+const A_NICE = Number(flags['a-nice']);
+if (!Number.isInteger(A_NICE) || A_NICE < 0 || A_NICE > 19) {
+  throw new Error(`--a-nice must be a whole number from 0 to 19: got ${flags['a-nice']}`);
+}
 const RATE_MS = Number(flags['rate-ms']);
 const QUIET_MS = Number(flags['quiet-ms']);
 const MIN_WINDOW_MS = Number(flags['min-window-ms']);
@@ -220,6 +228,8 @@ try {
     }),
   );
   await readyOrResult;
+  // After the server and B started (children inherit a nice value): only A's client runs at it.
+  if (A_NICE > 0) setPriority(A_NICE);
   const windows: { name: string; from: number; to: number; ms: number; sent: number }[] = [];
   const quietFrom = Date.now();
   await sleep(QUIET_MS);
@@ -249,6 +259,11 @@ try {
   };
 
   console.log(`bench:fairness — tenant B every ${RATE_MS} ms (recall, remember, whoami), SQLite, ${load()}`);
+  if (A_NICE > 0) {
+    console.log(
+      `tenant A's client (this process) ran at nice ${A_NICE}: on one machine its parsing of the big answers competes with the server and B for the CPU, as in a deployment it would not`,
+    );
+  }
   const header = [
     'row (what tenant A sends)',
     'A ms/req',

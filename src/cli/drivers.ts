@@ -22,6 +22,7 @@ import {
 import type { Isolation } from '../runtime/local/isolation/sandbox.ts';
 import { LocalRuntime, type LocalRuntimeOptions } from '../runtime/local/local-runtime.ts';
 import type { InstanceRuntime } from '../runtime/runtime.ts';
+import { ANSWER_TEXT_MODULE } from '../server/answer-text.ts';
 import { type DataLock, lockDataDir } from '../server/data-lock.ts';
 import { MemorySessionStore } from '../sessions/memory-store.ts';
 import { RedisSessionStore } from '../sessions/redis/redis-store.ts';
@@ -99,7 +100,11 @@ export function openSqlite(dataDir: string, options: Omit<SqliteStoreOptions, 'd
   const dataLock = lockDataDir(dataDir);
   try {
     // The read workers fold `as_of` reads with the engine's own fold (the store does not import memory/).
-    return { store: openSqliteStore({ foldModule: LOG_FOLD_MODULE, ...options, dataDir }), dataLock };
+    // ...and build heavy answers' text with the server's answer module (nor does it import server/).
+    return {
+      store: openSqliteStore({ foldModule: LOG_FOLD_MODULE, answerModule: ANSWER_TEXT_MODULE, ...options, dataDir }),
+      dataLock,
+    };
   } catch (err) {
     dataLock?.release();
     throw err;

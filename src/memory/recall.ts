@@ -5,16 +5,19 @@
  * (observed_at), using the registry rule in force at T. Every read is bounded before it starts: an
  * `as_of` read counts the events it would fold (observed at or before T, the count itself stopping
  * past the cap) and is refused, saying so, above `maxScanEvents`; then it folds the logs where they
- * cannot hold the event loop (`log-fold.ts`). History answers one page and a cursor.
- * Knows nothing of HTTP.
+ * cannot hold the event loop (`log-fold.ts`). History answers one page and a cursor. A store that
+ * builds heavy answers where it reads them (`RenderedReads`: SQLite's read workers) answers the
+ * `…Text` variants as finished bytes, so the event loop's share of such a read does not grow with
+ * its size. Knows nothing of HTTP (the bytes are the answer module's the store was given).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
 import { words } from '../common/words.ts';
+import { type AnswerBytes, cutPage, type RenderedReads } from '../store/answer-text-port.ts';
 import type { FactKey, FactStore, StoredEvent } from '../store/fact-store.ts';
-import { distinctFacts, type FoldAnswer, type FoldQuery, LOG_PAGE, type OffLoopFolds } from '../store/log-fold-port.ts';
-import type { LogPosition } from '../store/log-reads.ts';
+import { distinctFacts, type FoldAnswer, type FoldQuery, type OffLoopFolds } from '../store/log-fold-port.ts';
+import type { FactLogQuery, LogPosition } from '../store/log-reads.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
 import type { Belief } from './fold.ts';
 import { LogFold } from './log-fold.ts';
@@ -48,6 +51,15 @@ export const HISTORY_LIMIT = 100;
 
 /** Most events one history page holds. */
 export const MAX_HISTORY_LIMIT = 1000;
+
+/**
+ * Events per page of an `as_of` fold on the event loop (PostgreSQL, a store in memory): the loop is
+ * given back between pages, so one stretch folds at most this many events.
+ */
+export const LOOP_FOLD_PAGE = 500;
+
+/** A recall without `as_of` or search and at most this limit is answered on the loop: a worker's round trip costs more. */
+const SHORT_RECALL = 100;
 
 /** Which page of a fact's history: at most `limit` events after `after` (a `next` of an earlier page). */
 export interface HistoryPage {
@@ -85,6 +97,35 @@ export class MemoryReader {
    * Without `asOf` the store's "now" projection answers (no folding); with it the log is folded.
    */
   async recall(query: RecallQuery): Promise<Belief[]> {
+    const { filters, terms } = await this.#resolve(query);
+    if (query.asOf === undefined) {
+      return terms ? this.#store.searchBeliefs({ ...filters, terms }) : this.#store.currentBeliefs(filters);
+    }
+    return this.#recallAsOf(query, filters, terms);
+  }
+
+  /**
+   * `recall`'s answer as the JSON bytes of `{"beliefs": [...]}` (the store's answer module), built
+   * where the store read it. Null when the store cannot (the caller maps `recall`'s beliefs itself),
+   * and for a short recall (no `as_of` nor search, limit <= 100), which is cheaper on the loop.
+   */
+  async recallText(query: RecallQuery): Promise<AnswerBytes | null> {
+    const rendered = renderedReadsOf(this.#store);
+    if (!rendered) return null;
+    if (query.asOf === undefined && query.q === undefined && query.limit <= SHORT_RECALL) return null;
+    const offLoop = offLoopFoldsOf(this.#store);
+    if (query.asOf !== undefined && !offLoop) return null;
+    const { filters, terms } = await this.#resolve(query);
+    if (query.asOf === undefined) {
+      return terms ? rendered.searchBeliefs({ ...filters, terms }) : rendered.currentBeliefs(filters);
+    }
+    const answer = await rendered.foldFactLogs(await this.#foldQuery(query, filters, terms, offLoop));
+    if (answer.capped) throw scanCap(this.#maxScan);
+    return answer.body;
+  }
+
+  /** A recall's names resolved: the predicate by the rule in force at `asOf` (or now), the search's words. */
+  async #resolve(query: RecallQuery) {
     const tenant = tenantOf(query.namespace);
     const registry = await this.#registries.at(tenant, query.asOf ?? this.#clock.now());
     const subject = query.subject === undefined ? undefined : normalizeSubject(query.subject);
@@ -99,10 +140,7 @@ export class MemoryReader {
       minConfidence: query.minConfidence,
       limit: query.limit,
     };
-    if (query.asOf === undefined) {
-      return terms ? this.#store.searchBeliefs({ ...filters, terms }) : this.#store.currentBeliefs(filters);
-    }
-    return this.#recallAsOf(query, filters, terms);
+    return { filters, terms };
   }
 
   /**
@@ -116,15 +154,28 @@ export class MemoryReader {
     f: { namespace: string; subject?: string; predicate?: string },
     terms: string[] | null,
   ): Promise<Belief[]> {
-    const asOf = query.asOf as number;
     const offLoop = offLoopFoldsOf(this.#store);
+    const fold = await this.#foldQuery(query, f, terms, offLoop);
+    const answer = offLoop ? await offLoop.foldFactLogs(fold) : await this.#foldHere(fold);
+    if (answer.capped) throw scanCap(this.#maxScan);
+    return answer.beliefs;
+  }
+
+  /** The fold an `as_of` read runs: its facts, and the rule (cardinality) of each predicate at `asOf`. */
+  async #foldQuery(
+    query: RecallQuery,
+    f: { namespace: string; subject?: string; predicate?: string },
+    terms: string[] | null,
+    offLoop: OffLoopFolds | null,
+  ): Promise<FoldQuery> {
+    const asOf = query.asOf as number;
     const groups = terms ? await this.#searchedFacts(query, f, terms, offLoop) : await this.#listedFacts(query, f);
     const tenant = tenantOf(query.namespace);
     const cardinalities: Record<string, 'single' | 'multi'> = {};
     for (const g of groups) {
       cardinalities[g.predicate] ??= await this.#registries.cardinalityOf(tenant, g.predicate, asOf);
     }
-    const fold: FoldQuery = {
+    return {
       namespace: query.namespace,
       groups,
       asOf,
@@ -135,9 +186,6 @@ export class MemoryReader {
       kind: query.kind,
       limit: query.limit,
     };
-    const answer = offLoop ? await offLoop.foldFactLogs(fold) : await this.#foldHere(fold);
-    if (answer.capped) throw scanCap(this.#maxScan);
-    return answer.beliefs;
   }
 
   /** `foldFactLogs` on this thread: counted first, then page by page, yielding between pages. */
@@ -148,10 +196,10 @@ export class MemoryReader {
     const fold = new LogFold(q);
     let after: LogPosition | undefined;
     for (;;) {
-      const page = await this.#store.factLog({ ...base, after, limit: LOG_PAGE });
+      const page = await this.#store.factLog({ ...base, after, limit: LOOP_FOLD_PAGE });
       // Writes between pages may add events to the logs: still no further than the cap.
       if (!fold.add(page)) return { capped: true };
-      if (page.length < LOG_PAGE) break;
+      if (page.length < LOOP_FOLD_PAGE) break;
       after = page[page.length - 1] as StoredEvent;
       await nextTurn(); // the next page after other requests had their turn
     }
@@ -193,6 +241,31 @@ export class MemoryReader {
     fact: { subject: string; predicate: string },
     page: HistoryPage = {},
   ): Promise<{ events: StoredEvent[]; next: Omit<LogPosition, 'subject' | 'predicate'> | null }> {
+    const q = await this.#historyQuery(namespace, fact, page);
+    // One more than asked: whether a next page exists is known without reading an empty one.
+    return cutPage(await this.#store.factLog({ ...q, limit: q.limit + 1 }), q.limit);
+  }
+
+  /**
+   * `history`'s answer as the JSON bytes of `{"events": [...], "next": …}` (the store's answer
+   * module), built where the store read the page; null when the store cannot.
+   */
+  async historyText(
+    namespace: string,
+    fact: { subject: string; predicate: string },
+    page: HistoryPage = {},
+  ): Promise<AnswerBytes | null> {
+    const rendered = renderedReadsOf(this.#store);
+    if (!rendered) return null;
+    return rendered.historyPage(await this.#historyQuery(namespace, fact, page));
+  }
+
+  /** The log read of one history page (`limit` = the page's size), the limit checked. */
+  async #historyQuery(
+    namespace: string,
+    fact: { subject: string; predicate: string },
+    page: HistoryPage,
+  ): Promise<FactLogQuery> {
     const limit = page.limit ?? HISTORY_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) {
       throw invalidRequest('limit', `must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`);
@@ -201,17 +274,7 @@ export class MemoryReader {
     const registry = await this.#registries.current(tenant);
     const def = await this.#readDef(tenant, registry, fact.predicate);
     const key = { subject: normalizeSubject(fact.subject), predicate: def.name };
-    // One more than asked: whether a next page exists is known without reading an empty one.
-    const events = await this.#store.factLog({
-      namespace,
-      groups: [key],
-      after: page.after && { ...key, ...page.after },
-      limit: limit + 1,
-    });
-    if (events.length <= limit) return { events, next: null };
-    events.length = limit;
-    const last = events[limit - 1] as StoredEvent;
-    return { events, next: { observedAt: last.observedAt, retraction: last.retraction, id: last.id } };
+    return { namespace, groups: [key], after: page.after && { ...key, ...page.after }, limit };
   }
 
   /** A predicate as named by a read: the rule in force, else any older version (it may have been removed). */
@@ -226,6 +289,11 @@ export function searchTerms(q: string): string[] {
   const terms = words(q);
   if (terms.length === 0) throw invalidRequest('q', 'must contain at least one word');
   return [...new Set(terms)].slice(0, 16);
+}
+
+/** The store's rendered reads when it offers them now (a SQLite store with running read workers). */
+function renderedReadsOf(store: FactStore): RenderedReads | null {
+  return store.renderedReads?.() ?? null;
 }
 
 /** The store's off-loop folds when it offers them now (a SQLite store with running read workers). */

@@ -9,7 +9,7 @@ import type { Belief } from '../memory/fold.ts';
 import type { StoredEvent } from '../store/fact-store.ts';
 import type { KeyRecord } from '../store/key-store.ts';
 import type { PredicateDef, RegistryVersion } from '../store/registry-store.ts';
-import { iso } from './schemas/common.ts';
+import { iso } from './iso-time.ts';
 import type { beliefAnswer, eventAnswer, rememberResultAnswer } from './schemas/memories.ts';
 
 /** A value as stored: what remember accepted (string, number or boolean). */

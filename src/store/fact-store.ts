@@ -5,6 +5,7 @@
  * import of events, and the purge of a namespace. Used by `memory/` (engine, writer, recall) and the
  * export/import routes; SQLite and PostgreSQL implement it. No memory semantics here (folding lives in `memory/`).
  */
+import type { RenderedReads } from './answer-text-port.ts';
 import type { OffLoopFolds } from './log-fold-port.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery } from './log-reads.ts';
 
@@ -253,6 +254,12 @@ export interface FactStore {
    * module at open), while that is possible now; absent or null: the engine folds page by page itself.
    */
   offLoopFolds?(): OffLoopFolds | null;
+  /**
+   * Heavy reads answered as finished JSON bytes built where the rows were read (SQLite: a read worker,
+   * given the answer module at open), while that is possible now; absent or null: the server maps and
+   * serializes the rows itself.
+   */
+  renderedReads?(): RenderedReads | null;
   /**
    * Events for export, in `exportOrder`; paging from the last event of a page with `since` never
    * skips an event, whatever commits meanwhile.

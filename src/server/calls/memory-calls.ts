@@ -71,6 +71,14 @@ export function memoryCalls(deps: MemoryCallDeps) {
       return { beliefs: beliefs.map(beliefJson) };
     },
 
+    /**
+     * `recall`'s answer as finished JSON bytes, built off the event loop (`MemoryReader.recallText`);
+     * null when that is not possible or not worth it: then call `recall`.
+     */
+    async recallText(auth: AuthContext, q: RecallBody & InNamespace) {
+      return reader.recallText(toRecallQuery(resolveNamespace(auth, q.namespace), q));
+    },
+
     /** One page (`limit`, default 100) of the events of one subject/predicate, oldest first, and the next page's cursor. */
     async history(
       auth: AuthContext,
@@ -80,6 +88,16 @@ export function memoryCalls(deps: MemoryCallDeps) {
       const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
       const page = await reader.history(namespace, q, { limit: q.limit, after });
       return { events: page.events.map(eventJson), next: page.next && encodeCursor(page.next) };
+    },
+
+    /** `history`'s answer as finished JSON bytes, built off the event loop; null when not possible: call `history`. */
+    async historyText(
+      auth: AuthContext,
+      q: { subject: string; predicate: string; limit?: number; cursor?: string } & InNamespace,
+    ) {
+      const namespace = resolveNamespace(auth, q.namespace);
+      const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+      return reader.historyText(namespace, q, { limit: q.limit, after });
     },
 
     /** Retracts one value, or all values when `value` is absent. */

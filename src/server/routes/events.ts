@@ -1,7 +1,7 @@
 /**
  * @module
  * Export (NDJSON, streamed page by page, each tenant's registry versions before its first event, the
- * resume records after the events),
+ * resume records after the events; the pages' lines built in a read worker where the store can),
  * import (admin; identical history, ids and actors kept, every line checked as a write would be,
  * nothing stored of a refused request) and purge (admin; the one hard delete).
  */
@@ -17,6 +17,7 @@ import type { MemoryEngine } from '../../memory/engine.ts';
 import { ChunkSizer } from '../../memory/import-chunks.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
+import type { ExportPageBytes } from '../../store/answer-text-port.ts';
 import type { ExportQuery, FactStore, StoredEvent } from '../../store/fact-store.ts';
 import type { RegistryStore } from '../../store/registry-store.ts';
 import type { ResumeStore } from '../../store/resume-store.ts';
@@ -49,9 +50,10 @@ type BackupStore = FactStore & RegistryStore & ResumeStore;
 async function* exportLines(
   store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
-  first: StoredEvent[],
-): AsyncGenerator<string> {
-  yield* eventExportLines(store, query, first);
+  first: StoredEvent[] | ExportPageBytes,
+): AsyncGenerator<string | Buffer> {
+  if (Array.isArray(first)) yield* eventExportLines(store, query, first);
+  else yield* builtExportLines(store, query, first);
   // The resume records follow the events (whole, so not in an incremental export from `since`).
   if (query.since !== undefined) return;
   let lines: string[] = [];
@@ -69,8 +71,8 @@ async function* eventExportLines(
   store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
   first: StoredEvent[],
+  tenants = new Set<string>(),
 ): AsyncGenerator<string> {
-  const tenants = new Set<string>();
   const slice = new TimeSlice();
   let page = first;
   for (;;) {
@@ -89,6 +91,41 @@ async function* eventExportLines(
     if (page.length < PAGE) return;
     // The last event is the cursor: in the store's export order nothing can come behind it later.
     page = await store.exportEvents({ ...query, since: (page[page.length - 1] as StoredEvent).id, limit: PAGE });
+  }
+}
+
+/**
+ * `eventExportLines` from pages whose lines a read worker built (`RenderedReads.exportPage`): the loop
+ * only cuts each page's bytes where a tenant first appears, to put its registry versions there.
+ */
+async function* builtExportLines(
+  store: BackupStore,
+  query: Omit<ExportQuery, 'limit'>,
+  first: ExportPageBytes,
+): AsyncGenerator<string | Buffer> {
+  const rendered = store.renderedReads?.();
+  const tenants = new Set<string>();
+  for (let page = first; ; ) {
+    const body = Buffer.from(page.body.buffer, page.body.byteOffset, page.body.byteLength);
+    let from = 0;
+    for (const { tenant, at } of page.tenantStarts) {
+      if (tenants.has(tenant)) continue;
+      tenants.add(tenant);
+      const versions = await store.registryVersions(tenant);
+      if (versions.length === 0) continue;
+      if (at > from) yield body.subarray(from, at);
+      from = at;
+      yield `${versions.map((v) => JSON.stringify(registryVersionJson(v))).join('\n')}\n`;
+    }
+    if (body.length > from) yield body.subarray(from);
+    if (page.count < PAGE || page.lastId === null) return;
+    // The workers stopped (the store closes): the rest of the pages as objects, in the same order.
+    if (!rendered || !store.renderedReads?.()) {
+      const rest = await store.exportEvents({ ...query, since: page.lastId, limit: PAGE });
+      yield* eventExportLines(store, query, rest, tenants);
+      return;
+    }
+    page = await rendered.exportPage({ ...query, since: page.lastId, limit: PAGE });
   }
 }
 
@@ -122,7 +159,11 @@ export async function eventRoutes(
       scope = req.auth.tenant === '*' ? {} : { tenant: req.auth.tenant };
     }
     const query = { ...scope, since: q.since };
-    const first = await store.exportEvents({ ...query, limit: PAGE });
+    // Built as bytes in a read worker when the store can (SQLite), else mapped here page by page.
+    const rendered = store.renderedReads?.();
+    const first = rendered
+      ? await rendered.exportPage({ ...query, limit: PAGE })
+      : await store.exportEvents({ ...query, limit: PAGE });
     reply.type('application/x-ndjson');
     // A stream, not the documented string: NDJSON goes out page by page.
     return reply.send(Readable.from(exportLines(store, query, first)) as unknown as string);

@@ -55,7 +55,5 @@ export function queryInt(min: number, max: number) {
     );
 }
 
-/** ISO text of epoch ms, or null. */
-export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
-}
+/** ISO text of epoch ms, or null (kept in its own Zod-free file: `iso-time.ts`). */
+export { iso } from '../iso-time.ts';

@@ -5,12 +5,15 @@
  * of thousands of rows runs beside the event loop instead of on it. Readers never block the writer
  * and see every transaction committed before they start, so a read after a write sees it.
  * Whole `as_of` folds (`foldFactLogs`) take one lane of at most `size - 1` workers (at least 1): ten
- * at once queue here, one after another, and leave a worker free for the other reads.
+ * at once queue here, one after another, and leave a worker free for the other reads. Heavy answers
+ * come back as finished JSON bytes (`renderedReads`), and the workers run at a lower OS priority
+ * (`thread-priority.ts`): on a machine of few cores the event loop keeps its CPU.
  * Used by `sqlite-store.ts`; a store in memory (no file to share) reads inline instead.
  */
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { RenderedReads } from '../answer-text-port.ts';
 import type { OffLoopFolds } from '../log-fold-port.ts';
 import type { ReadOp } from './read-queries.ts';
 
@@ -22,6 +25,14 @@ export interface ReadPoolOptions {
   size?: number;
   /** URL of the fold module (`store/log-fold-port.ts`) the workers load for whole `as_of` folds; none: no folds. */
   foldModule?: string;
+  /** URL of the answer module (`server/answer-text.ts`) the workers load to build answer text; none: no text. */
+  answerModule?: string;
+}
+
+/** A worker thread's OS id and nice value, as it reported them at start (null: not set there). */
+export interface WorkerThreadInfo {
+  tid: number | null;
+  nice: number | null;
 }
 
 interface Pending {
@@ -33,6 +44,7 @@ interface Member {
   worker: Worker;
   pending: Map<number, Pending>;
   alive: boolean;
+  thread: WorkerThreadInfo | null;
 }
 
 /**
@@ -63,6 +75,7 @@ export class ReadPool {
   #folding = 0;
   readonly #foldQueue: (() => void)[] = [];
   readonly #foldLanes: number;
+  readonly #answers: boolean;
 
   constructor(options: ReadPoolOptions) {
     const size = options.size ?? 2;
@@ -70,16 +83,25 @@ export class ReadPool {
       throw new Error(`Cannot start the read pool as 'size' must be a whole number ≥ 1: got ${size}`);
     }
     this.#foldLanes = Math.max(1, size - 1);
+    this.#answers = options.answerModule !== undefined;
     const entry = workerEntry();
-    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path, options.foldModule ?? null));
+    const data = {
+      path: options.path,
+      foldModule: options.foldModule ?? null,
+      answerModule: options.answerModule ?? null,
+    };
+    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, data));
   }
 
-  #start(entry: URL, path: string, foldModule: string | null): Member {
-    const worker = new Worker(entry, { workerData: { path, foldModule } });
-    const member: Member = { worker, pending: new Map(), alive: true };
+  #start(entry: URL, workerData: { path: string; foldModule: string | null; answerModule: string | null }): Member {
+    const worker = new Worker(entry, { workerData });
+    const member: Member = { worker, pending: new Map(), alive: true, thread: null };
     worker.unref(); // ref'd only while it has reads in flight
-    worker.on('message', (msg: { id?: number; result?: unknown; error?: string }) => {
-      if (msg.id === undefined) return;
+    worker.on('message', (msg: { id?: number; result?: unknown; error?: string } & Partial<WorkerThreadInfo>) => {
+      if (msg.id === undefined) {
+        if (msg.tid !== undefined) member.thread = { tid: msg.tid, nice: msg.nice ?? null };
+        return;
+      }
       const p = member.pending.get(msg.id);
       if (!p) return;
       member.pending.delete(msg.id);
@@ -115,6 +137,29 @@ export class ReadPool {
     };
   }
 
+  /**
+   * History pages, `as_of` folds, searches and long recalls answered as finished JSON bytes, built on
+   * a worker by the answer module (null when the pool was given none). `flush` as for `offLoopFolds`.
+   */
+  renderedReads(flush: () => void): RenderedReads | null {
+    if (!this.#answers) return null;
+    return {
+      historyPage: (query) => this.run('historyPageText', query),
+      foldFactLogs: (query) => this.run('foldFactLogsText', query),
+      searchBeliefs: (query) => {
+        flush();
+        return this.run('searchBeliefsText', query);
+      },
+      currentBeliefs: (query) => this.run('currentBeliefsText', query),
+      exportPage: (query) => this.run('exportPageText', query),
+    };
+  }
+
+  /** Each started worker's thread id and nice value, once it reported them (tests read the OS's view). */
+  get threads(): WorkerThreadInfo[] {
+    return this.#members.flatMap((m) => (m.thread ? [m.thread] : []));
+  }
+
   /** True while at least one worker runs (else the store reads inline). */
   get running(): boolean {
     return !this.#closed && this.#members.some((m) => m.alive);
@@ -125,18 +170,18 @@ export class ReadPool {
    * @throws {Error} when no worker runs, or the read failed on it
    */
   run<T>(op: ReadOp, ...args: unknown[]): Promise<T> {
-    if (op === 'foldFactLogs') return this.#fold<T>(args);
+    if (op === 'foldFactLogs' || op === 'foldFactLogsText') return this.#fold<T>(op, args);
     return this.#send<T>(op, args);
   }
 
   /** A fold in its lane: sent once fewer than `#foldLanes` folds are in flight (FIFO). */
-  async #fold<T>(args: unknown[]): Promise<T> {
+  async #fold<T>(op: ReadOp, args: unknown[]): Promise<T> {
     // A finished fold hands its lane to the next waiting one directly (it never counts down then).
     if (this.#folding >= this.#foldLanes) await new Promise<void>((go) => this.#foldQueue.push(go));
     else this.#folding++;
     this.stats.foldPeak = Math.max(this.stats.foldPeak, this.#folding);
     try {
-      const answer = await this.#send<T>('foldFactLogs', args);
+      const answer = await this.#send<T>(op, args);
       this.stats.folds++;
       return answer;
     } finally {

@@ -1,12 +1,14 @@
 /**
  * @module
  * The SQLite store's heavy reads as one class over a connection: search (beliefs and events), beliefs
- * by filter, export pages, the bounded log reads of `log-reads.ts`, and whole `as_of` folds (the pure
- * fold module the worker loaded: `store/log-fold-port.ts`, so only the answer leaves the worker). The store runs them on its
+ * by filter, export pages, the bounded log reads of `log-reads.ts`, whole `as_of` folds (the pure
+ * fold module the worker loaded: `store/log-fold-port.ts`, so only the answer leaves the worker), and
+ * the heavy answers as finished JSON bytes (the answer module: `store/answer-text-port.ts`). The store runs them on its
  * own connection (in memory) or sends them to `read-pool.ts`, whose workers each build one over a
  * read-only connection: the same statements answer either way. Synchronous; no writes here.
  */
 import type Database from 'better-sqlite3';
+import { type AnswerBytes, type AnswerTextModule, cutPage, type ExportPageBytes } from '../answer-text-port.ts';
 import { type BeliefRow, type EventRow, rowToBelief, rowToEvent } from '../event-rows.ts';
 import { distinctFacts, type FoldAnswer, type FoldModule, type FoldQuery, LOG_PAGE } from '../log-fold-port.ts';
 import type { FactGroupQuery, FactLogQuery, LogCountQuery, LogPosition } from '../log-reads.ts';
@@ -28,7 +30,22 @@ export type ReadOp =
   | 'countFactEvents'
   | 'factGroups'
   | 'searchFacts'
-  | 'foldFactLogs';
+  | 'foldFactLogs'
+  | 'historyPageText'
+  | 'foldFactLogsText'
+  | 'searchBeliefsText'
+  | 'currentBeliefsText'
+  | 'exportPageText';
+
+/** The modules a read worker loaded (memory semantics and wire text the store never imports). */
+export interface ReadModules {
+  /** Where whole `as_of` folds run; null elsewhere. */
+  folds?: FoldModule | null;
+  /** Where heavy answers are built as text; null elsewhere. */
+  answers?: AnswerTextModule | null;
+}
+
+const utf8 = new TextEncoder();
 
 /** Heavy reads over one connection (prepared statements cached). */
 export class SqliteReads {
@@ -36,11 +53,13 @@ export class SqliteReads {
   readonly #statements = new Map<string, Database.Statement>();
   readonly #inTx: <T>(run: () => T) => T;
   readonly #folds: FoldModule | null;
+  readonly #answers: AnswerTextModule | null;
 
-  /** @param folds the fold module, where whole `as_of` folds run (a read worker); null elsewhere */
-  constructor(db: Database.Database, folds: FoldModule | null = null) {
+  /** @param modules what a read worker loaded (none on the store's own connection) */
+  constructor(db: Database.Database, modules: ReadModules = {}) {
     this.#db = db;
-    this.#folds = folds;
+    this.#folds = modules.folds ?? null;
+    this.#answers = modules.answers ?? null;
     // Reads of several statements see one snapshot (a read transaction; deferred, so it takes no lock).
     const tx = db.transaction((run: () => unknown) => run());
     this.#inTx = <T>(run: () => T) => (db.inTransaction ? run() : (tx(run) as T));
@@ -200,5 +219,54 @@ export class SqliteReads {
       }
       return { capped: false, beliefs: fold.finish() };
     });
+  }
+
+  // The heavy answers as finished bytes. Encoded with TextEncoder, never Buffer.from: a small Buffer
+  // lives in Node's shared pool, and the worker moves (transfers) these bytes to the event loop.
+
+  /** `factLog` of `limit + 1` events cut to one history page, as the answer module writes it. */
+  historyPageText(q: FactLogQuery): AnswerBytes {
+    const { events, next } = cutPage(this.factLog({ ...q, limit: q.limit + 1 }), q.limit);
+    return utf8.encode(this.#text().historyAnswerText(events, next));
+  }
+
+  foldFactLogsText(q: FoldQuery): { capped: true } | { capped: false; body: AnswerBytes } {
+    const answer = this.foldFactLogs(q);
+    return answer.capped
+      ? answer
+      : { capped: false, body: utf8.encode(this.#text().beliefsAnswerText(answer.beliefs)) };
+  }
+
+  searchBeliefsText(q: BeliefQuery & { terms: string[] }): AnswerBytes {
+    return utf8.encode(this.#text().beliefsAnswerText(this.searchBeliefs(q)));
+  }
+
+  currentBeliefsText(q: BeliefQuery): AnswerBytes {
+    return utf8.encode(this.#text().beliefsAnswerText(this.currentBeliefs(q)));
+  }
+
+  exportPageText(query: ExportQuery): ExportPageBytes {
+    const events = this.exportEvents(query);
+    const text = this.#text();
+    const tenantStarts: ExportPageBytes['tenantStarts'] = [];
+    const seen = new Set<string>();
+    let at = 0;
+    let body = '';
+    for (const e of events) {
+      if (!seen.has(e.tenant)) {
+        seen.add(e.tenant);
+        tenantStarts.push({ tenant: e.tenant, at });
+      }
+      const line = `${text.eventLineText(e)}\n`;
+      body += line;
+      at += Buffer.byteLength(line);
+    }
+    const last = events[events.length - 1];
+    return { body: utf8.encode(body), count: events.length, lastId: last ? last.id : null, tenantStarts };
+  }
+
+  #text(): AnswerTextModule {
+    if (!this.#answers) throw new Error('no answer module was loaded here (SqliteStoreOptions.answerModule)');
+    return this.#answers;
   }
 }

@@ -1,13 +1,17 @@
 /**
  * @module
  * A read worker of `read-pool.ts`: its own read-only connection on the WAL database and a
- * `SqliteReads` over it, answering `{id, op, args}` with `{id, result}` or `{id, error}`. Runs on a
- * worker thread only (started by the pool, as .ts under tsx or as compiled .js).
+ * `SqliteReads` over it, answering `{id, op, args}` with `{id, result}` or `{id, error}`; answer bytes
+ * are moved to the event loop, not copied. The thread runs at a lower OS priority
+ * (`thread-priority.ts`) and says so in its first message. Runs on a worker thread only (started by
+ * the pool, as .ts under tsx or as compiled .js).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { AnswerTextModule } from '../answer-text-port.ts';
 import type { FoldModule } from '../log-fold-port.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
+import { lowerThreadPriority } from './thread-priority.ts';
 
 /** A request from the pool. */
 export interface ReadRequest {
@@ -18,15 +22,24 @@ export interface ReadRequest {
 
 const port = parentPort;
 if (!port) throw new Error('read-worker.ts runs on a worker thread only');
-const data = workerData as { path: string; foldModule: string | null };
-// The fold is the memory engine's, loaded by the URL the store was given (drivers never import memory/).
+const data = workerData as { path: string; foldModule: string | null; answerModule: string | null };
+const priority = lowerThreadPriority();
+// The fold is the memory engine's, the answer text the server's, loaded by the URLs the store was
+// given (drivers never import memory/ or server/).
 const folds = data.foldModule ? ((await import(data.foldModule)) as FoldModule) : null;
+const answers = data.answerModule ? ((await import(data.answerModule)) as AnswerTextModule) : null;
 const db = new Database(data.path, { readonly: true, fileMustExist: true });
 // A reader never waits for the writer in WAL mode; a purge's VACUUM may hold the file briefly.
 db.pragma('busy_timeout = 5000');
 db.pragma('cache_size = -16384');
-const reads = new SqliteReads(db, folds);
+const reads = new SqliteReads(db, { folds, answers });
 const run = reads as unknown as Record<ReadOp, (...args: unknown[]) => unknown>;
+
+/** The bytes of an answer (alone or as `body`), to move instead of copy. */
+function bytesOf(result: unknown): ArrayBuffer[] {
+  const bytes = result instanceof Uint8Array ? result : (result as { body?: unknown } | null)?.body;
+  return bytes instanceof Uint8Array && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : [];
+}
 
 port.on('message', (msg: ReadRequest | 'close') => {
   if (msg === 'close') {
@@ -35,9 +48,10 @@ port.on('message', (msg: ReadRequest | 'close') => {
     return;
   }
   try {
-    port.postMessage({ id: msg.id, result: run[msg.op].apply(reads, msg.args) });
+    const result = run[msg.op].apply(reads, msg.args);
+    port.postMessage({ id: msg.id, result }, bytesOf(result));
   } catch (err) {
     port.postMessage({ id: msg.id, error: String((err as Error)?.message ?? err) });
   }
 });
-port.postMessage({ ready: true });
+port.postMessage({ ready: true, tid: priority?.tid ?? null, nice: priority?.nice ?? null });

@@ -6,6 +6,7 @@
  * connection.ts; event writes, keys/registry and resume records have their statements apart.
  */
 import type Database from 'better-sqlite3';
+import type { RenderedReads } from '../answer-text-port.ts';
 import { type EventRow, rowToEvent } from '../event-rows.ts';
 import type {
   BeliefChange,
@@ -40,7 +41,7 @@ import { SqliteKeyRegistryTables } from './key-registry-tables.ts';
 import { migrate } from './migrations.ts';
 import type { PurgeProgress } from './purge.ts';
 import { PurgeRunner } from './purge-runner.ts';
-import { ReadPool } from './read-pool.ts';
+import { ReadPool, type WorkerThreadInfo } from './read-pool.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 import { SqliteResumeTables } from './resume-tables.ts';
 import { leftoverRebuilds } from './table-rebuild.ts';
@@ -61,6 +62,11 @@ export interface SqliteStoreOptions {
    * engine folds page by page on the loop.
    */
   foldModule?: string;
+  /**
+   * URL of the server's answer module (`server/answer-text.ts`'s `ANSWER_TEXT_MODULE`, from the driver
+   * table): with it the read workers build heavy answers as JSON bytes (`renderedReads`).
+   */
+  answerModule?: string;
 }
 
 /** Opens (and migrates) the SQLite store. */
@@ -116,7 +122,12 @@ export class SqliteStore implements Store {
     this.#pool =
       this.path === ':memory:' || workers === 0
         ? null
-        : new ReadPool({ path: this.path, size: workers, foldModule: options.foldModule });
+        : new ReadPool({
+            path: this.path,
+            size: workers,
+            foldModule: options.foldModule,
+            answerModule: options.answerModule,
+          });
     this.#resume = new SqliteResumeTables(db, (text) => this.#sql(text));
     this.#keys = new SqliteKeyRegistryTables((text) => this.#sql(text));
     this.#purges = new PurgeRunner({
@@ -242,6 +253,17 @@ export class SqliteStore implements Store {
   offLoopFolds(): OffLoopFolds | null {
     const pool = this.#pool;
     return pool?.running && this.#foldModule ? pool.offLoopFolds(() => this.#fts.flush()) : null;
+  }
+
+  /** Heavy answers built as JSON bytes on a read worker while one runs (and the answer module was given). */
+  renderedReads(): RenderedReads | null {
+    const pool = this.#pool;
+    return pool?.running ? pool.renderedReads(() => this.#fts.flush()) : null;
+  }
+
+  /** The read workers' thread ids and nice values (empty without workers). */
+  get readThreads(): WorkerThreadInfo[] {
+    return this.#pool?.threads ?? [];
   }
 
   async currentBeliefs(q: BeliefQuery): Promise<CurrentBelief[]> {
