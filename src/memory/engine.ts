@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, unavailable } from '../common/errors.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 import type { Actor, BeliefChange, FactStore, StoredEvent } from '../store/fact-store.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
@@ -90,7 +91,7 @@ export class MemoryEngine {
   async remember(ctx: WriteContext, statements: Statement[], fieldPrefix = ''): Promise<RememberResult[]> {
     const tenant = tenantOf(ctx.namespace);
     const outcomes = await this.#withRegistry(tenant, async (registry, planned) => {
-      const pending = this.#validate(ctx, statements, fieldPrefix, registry);
+      const pending = await this.#validate(ctx, statements, fieldPrefix, registry);
       const purge = this.#purged([ctx.namespace]);
       if (purge) await purge;
       return this.#writer.assert(pending, planned);
@@ -122,11 +123,22 @@ export class MemoryEngine {
     }
   }
 
-  /** The statements as the writer takes them, checked against `registry`. */
-  #validate(ctx: WriteContext, statements: Statement[], fieldPrefix: string, registry: Registry): PendingAssertion[] {
+  /**
+   * The statements as the writer takes them, checked against `registry`, all before any is written. A
+   * big batch lets the event loop turn every few ms (`TimeSlice`) while it is checked.
+   */
+  async #validate(
+    ctx: WriteContext,
+    statements: Statement[],
+    fieldPrefix: string,
+    registry: Registry,
+  ): Promise<PendingAssertion[]> {
     const tenant = tenantOf(ctx.namespace);
     const now = this.#clock.now();
-    return statements.map((s, i) => {
+    const slice = new TimeSlice();
+    const pending: PendingAssertion[] = [];
+    for (const [i, s] of statements.entries()) {
+      if (slice.due()) await slice.yield();
       const at = (name: string) => (fieldPrefix ? `${fieldPrefix}[${i}].${name}` : name);
       const def = registry.resolve(s.predicate, at('predicate'));
       const subject = normalizeSubject(s.subject, at('subject'));
@@ -138,7 +150,7 @@ export class MemoryEngine {
       if (s.evidence && s.evidence.length > MAX_TEXT) {
         throw invalidRequest(at('evidence'), `must be at most ${MAX_TEXT} characters`);
       }
-      return {
+      pending.push({
         def,
         event: {
           namespace: ctx.namespace,
@@ -156,8 +168,9 @@ export class MemoryEngine {
           recordedAt: now,
           actor: ctx.actor,
         },
-      };
-    });
+      });
+    }
+    return pending;
   }
 
   /**
