@@ -73,8 +73,6 @@ const MAX_EXTRA_TURNS = 3;
 /** Batches writes to a store. */
 export class MemoryWriter {
   readonly stats: WriterStats = { batches: 0, jobs: 0, folds: 0 };
-  /** Called after each batch commits, with the jobs it wrote (a part or all of each); for tests. */
-  onBatch: ((jobs: readonly WriteJob[]) => void) | null = null;
   readonly #store: FactStore;
   readonly #clock: Clock;
   readonly #queue: Job[] = [];
@@ -264,7 +262,6 @@ export class MemoryWriter {
       return;
     }
     for (const s of settle) s();
-    this.onBatch?.(jobs);
   }
 
   #fail(job: WriteJob, err: unknown): void {
