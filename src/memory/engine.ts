@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, unavailable } from '../common/errors.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 import type { Actor, BeliefChange, FactStore, StoredEvent } from '../store/fact-store.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
@@ -20,6 +21,9 @@ import type { PendingAssertion, PlannedRegistry, WriterStats } from './writer-jo
 
 /** How far ahead of the server clock `observed_at` may be. */
 export const MAX_FUTURE_MS = 60_000;
+
+/** Batches of more statements than this are validated in slices (`#validateInSlices`). */
+const SLICED_FROM = 64;
 
 /** Most times one write is validated again because another replica changed the registry meanwhile. */
 const MAX_REVALIDATIONS = 5;
@@ -90,7 +94,11 @@ export class MemoryEngine {
   async remember(ctx: WriteContext, statements: Statement[], fieldPrefix = ''): Promise<RememberResult[]> {
     const tenant = tenantOf(ctx.namespace);
     const outcomes = await this.#withRegistry(tenant, async (registry, planned) => {
-      const pending = this.#validate(ctx, statements, fieldPrefix, registry);
+      // A small batch is checked at once: no await, so concurrent calls reach the writer in call order.
+      const pending =
+        statements.length <= SLICED_FROM
+          ? this.#validate(ctx, statements, fieldPrefix, registry)
+          : await this.#validateInSlices(ctx, statements, fieldPrefix, registry);
       const purge = this.#purged([ctx.namespace]);
       if (purge) await purge;
       return this.#writer.assert(pending, planned);
@@ -122,11 +130,40 @@ export class MemoryEngine {
     }
   }
 
-  /** The statements as the writer takes them, checked against `registry`. */
-  #validate(ctx: WriteContext, statements: Statement[], fieldPrefix: string, registry: Registry): PendingAssertion[] {
+  /** `#validate` letting the event loop turn every few ms (`TimeSlice`): a batch has up to 1,000. */
+  async #validateInSlices(
+    ctx: WriteContext,
+    statements: Statement[],
+    fieldPrefix: string,
+    registry: Registry,
+  ): Promise<PendingAssertion[]> {
+    const slice = new TimeSlice();
+    const pending: PendingAssertion[] = [];
+    const now = this.#clock.now(); // one recorded_at for the whole request, as when checked at once
+    for (let from = 0; from < statements.length; from += SLICED_FROM) {
+      if (slice.due()) await slice.yield();
+      const part = statements.slice(from, from + SLICED_FROM);
+      pending.push(...this.#validate(ctx, part, fieldPrefix, registry, { first: from, now }));
+    }
+    return pending;
+  }
+
+  /**
+   * The statements as the writer takes them, checked against `registry`, all before any is written.
+   * @param at.first the index of `statements[0]` in the request (for the field named in an error)
+   * @param at.now the request's time (epoch ms) @default the clock's now
+   */
+  #validate(
+    ctx: WriteContext,
+    statements: Statement[],
+    fieldPrefix: string,
+    registry: Registry,
+    { first = 0, now = this.#clock.now() }: { first?: number; now?: number } = {},
+  ): PendingAssertion[] {
     const tenant = tenantOf(ctx.namespace);
-    const now = this.#clock.now();
-    return statements.map((s, i) => {
+    const pending: PendingAssertion[] = [];
+    for (const [n, s] of statements.entries()) {
+      const i = first + n;
       const at = (name: string) => (fieldPrefix ? `${fieldPrefix}[${i}].${name}` : name);
       const def = registry.resolve(s.predicate, at('predicate'));
       const subject = normalizeSubject(s.subject, at('subject'));
@@ -138,7 +175,7 @@ export class MemoryEngine {
       if (s.evidence && s.evidence.length > MAX_TEXT) {
         throw invalidRequest(at('evidence'), `must be at most ${MAX_TEXT} characters`);
       }
-      return {
+      pending.push({
         def,
         event: {
           namespace: ctx.namespace,
@@ -156,8 +193,9 @@ export class MemoryEngine {
           recordedAt: now,
           actor: ctx.actor,
         },
-      };
-    });
+      });
+    }
+    return pending;
   }
 
   /**

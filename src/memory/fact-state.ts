@@ -5,11 +5,13 @@
  * That places every new value of a multi fact, back-dated or not, in O(1): a value is believed iff it
  * comes after the last retraction withdrawing it. A single fact's back-dated value, or an imported
  * event inside a fact's history, needs the fact's log: it is read and folded once per batch, kept in
- * fold order, and an event landing at its end is applied without folding again. Every path gives what
- * `foldFact` gives over the full log. Pure.
+ * fold order with the belief held after each event, and an event landing in it is folded from its
+ * place on only until the fold holds what it held there before (a single fact's belief lists at most
+ * 10 replaced values, so that is a few events on, not the rest of the log); a multi fact's log (an
+ * import's) is folded again. Every path gives what `foldFact` gives over the full log. Pure.
  */
 import type { BeliefChange, CurrentBelief, FactHead, StoredEvent } from '../store/fact-store.ts';
-import { compareEvents, foldFact, replacedBy } from './fold.ts';
+import { compareEvents, foldFact, foldSingle, replacedBy } from './fold.ts';
 
 /** What the writer knows of one fact during a batch. */
 export interface FactState {
@@ -35,6 +37,8 @@ export interface FactState {
   retractedAllAt: number | null;
   /** The whole log in fold order, once a write needed it; null until then. */
   log: StoredEvent[] | null;
+  /** A single fact's belief after each event of `log` (same indexes); null for a multi fact. */
+  heldAfter: (CurrentBelief | null)[] | null;
   /** Times the log was folded in this batch (the writer's `folds` counter). */
   folds: number;
   /** Increment since the batch began, by event id; `replaceAll` once the log was folded. */
@@ -63,6 +67,7 @@ export function newFactState(
     retractedAt: new Map(),
     retractedAllAt: null,
     log: null,
+    heldAfter: null,
     folds: 0,
     added: new Map(),
     removed: new Set(),
@@ -125,18 +130,60 @@ export function loadLog(state: FactState, log: StoredEvent[], cardinality: 'sing
   refold(state, cardinality);
 }
 
-/** Replaces the beliefs with a full fold of the log. */
+/** Replaces the beliefs with a full fold of the log (a single fact's: keeping each event's belief). */
 function refold(state: FactState, cardinality: 'single' | 'multi'): void {
-  state.beliefs = new Map(
-    foldFact(state.log as StoredEvent[], cardinality).map((b) => [b.event.valueKey as string, b]),
-  );
+  const log = state.log as StoredEvent[];
+  if (cardinality === 'single') {
+    const held: (CurrentBelief | null)[] = [];
+    let current: CurrentBelief | null = null;
+    for (const e of log) {
+      current = foldSingle(current, e);
+      held.push(current);
+    }
+    state.heldAfter = held;
+    setSingleBelief(state, current);
+  } else {
+    state.heldAfter = null;
+    state.beliefs = new Map(foldFact(log, cardinality).map((b) => [b.event.valueKey as string, b]));
+  }
   state.folds++;
   state.complete = true;
   state.replaceAll = true;
 }
 
-/** Puts `e` into the log at its place; true when that is the end. */
-function placeInLog(log: StoredEvent[], e: StoredEvent): boolean {
+function setSingleBelief(state: FactState, b: CurrentBelief | null): void {
+  state.beliefs = new Map(b ? [[b.event.valueKey as string, b]] : []);
+}
+
+/** Same event and same replaced values: the fold goes on alike from two such beliefs. */
+function sameBelief(a: CurrentBelief | null | undefined, b: CurrentBelief | null | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.event.id !== b.event.id || a.replaced.length !== b.replaced.length) return false;
+  return a.replaced.every((r, i) => r.value === b.replaced[i]?.value && r.observedAt === b.replaced[i]?.observedAt);
+}
+
+/**
+ * Places `e` in a single fact's log and folds from there, until the belief after an event is the one
+ * held there before (then every later one is too): the events before `e` are never folded again.
+ */
+function placeSingle(state: FactState, e: StoredEvent): void {
+  const log = state.log as StoredEvent[];
+  const held = state.heldAfter as (CurrentBelief | null)[];
+  const at = placeInLog(log, e);
+  held.splice(at, 0, null);
+  let current = at === 0 ? null : (held[at - 1] ?? null);
+  for (let i = at; i < log.length; i++) {
+    const next = foldSingle(current, log[i] as StoredEvent);
+    if (i > at && sameBelief(next, held[i])) break;
+    held[i] = next;
+    current = next;
+  }
+  setSingleBelief(state, held[held.length - 1] ?? null);
+  state.replaceAll = true;
+}
+
+/** Puts `e` into the log at its place; returns that index. */
+function placeInLog(log: StoredEvent[], e: StoredEvent): number {
   let lo = 0;
   let hi = log.length;
   while (lo < hi) {
@@ -145,7 +192,7 @@ function placeInLog(log: StoredEvent[], e: StoredEvent): boolean {
     else hi = mid;
   }
   log.splice(lo, 0, e);
-  return lo === log.length - 1;
+  return lo;
 }
 
 function drop(state: FactState, b: CurrentBelief): void {
@@ -177,8 +224,11 @@ export function applyAssertion(
   // fact's newest event a held value changes nothing either, but placed inside the log it can.
   if (held && !stored) return { alreadyKnown: true, superseded: [] };
   const before = cardinality === 'single' ? [...state.beliefs.values()] : [];
-  const newest = state.log ? placeInLog(state.log, e) : isNewest(state, e);
-  if (!newest && state.log) {
+  const newest =
+    !state.heldAfter && (state.log ? placeInLog(state.log, e) === state.log.length - 1 : isNewest(state, e));
+  if (state.heldAfter) {
+    placeSingle(state, e); // a single fact whose log is loaded: folded from e's place
+  } else if (!newest && state.log) {
     refold(state, cardinality);
   } else if (!newest) {
     // A multi fact's value inside its history (the log is not needed: `needsLog`): believed from
@@ -210,8 +260,10 @@ export function applyAssertion(
  * it names. Needs `complete` for a blanket retraction and `r.valueKey` known for a targeted one.
  */
 export function applyRetraction(state: FactState, r: StoredEvent, cardinality: 'single' | 'multi'): void {
-  if (state.log) {
-    if (placeInLog(state.log, r)) dropRetracted(state, r);
+  if (state.heldAfter) {
+    placeSingle(state, r);
+  } else if (state.log) {
+    if (placeInLog(state.log, r) === state.log.length - 1) dropRetracted(state, r);
     else refold(state, cardinality);
   } else {
     dropRetracted(state, r);

@@ -42,6 +42,15 @@ export function foldFact(events: readonly StoredEvent[], cardinality: 'single' |
   return fold.beliefs();
 }
 
+/** A single fact's belief after `e`, given the one held before it (`e` next in fold order). */
+export function foldSingle(current: Belief | null, e: StoredEvent): Belief | null {
+  if (e.retraction) {
+    return current && (e.valueKey === null || e.valueKey === current.event.valueKey) ? null : current;
+  }
+  if (current && current.event.valueKey === e.valueKey) return current; // restatement keeps the first
+  return { event: e, replaced: current ? replacedBy(current) : [] };
+}
+
 /**
  * The fold of one fact fed event by event, in fold order: a log read page by page (`recall.ts`)
  * folds as it reads, holding only the beliefs, never the whole log.
@@ -60,13 +69,7 @@ export class FactFold {
   /** Takes the next event; events must come in fold order (`compareEvents`). */
   add(e: StoredEvent): void {
     if (this.#single) {
-      const current = this.#current;
-      if (e.retraction) {
-        if (current && (e.valueKey === null || e.valueKey === current.event.valueKey)) this.#current = null;
-        return;
-      }
-      if (current && current.event.valueKey === e.valueKey) return; // restatement keeps the first
-      this.#current = { event: e, replaced: current ? replacedBy(current) : [] };
+      this.#current = foldSingle(this.#current, e);
       return;
     }
     if (e.retraction) {

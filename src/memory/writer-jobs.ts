@@ -54,12 +54,13 @@ export type Job =
 export interface WriterStats {
   /** Store transactions written for remembers and forgets. */
   batches: number;
-  /** Remember and forget calls they carried. */
+  /** Remember and forget calls they carried (one written in parts counts once per part). */
   jobs: number;
   /**
    * Full folds of a fact's log while planning writes and imports: at most one per fact per batch (a
-   * single fact's back-dated value, an event imported inside a fact's history); new values of a multi
-   * fact, back-dated or not, never fold.
+   * single fact's back-dated value, an event imported inside a fact's history; more back-dated values
+   * of that fact in the batch are folded from their place on, not from the log's start); new values
+   * of a multi fact, back-dated or not, never fold.
    */
   folds: number;
 }

@@ -4,10 +4,14 @@
  * (group commit): every job that arrives while a batch is being written joins the next one, which
  * costs one store operation for all of them (`FactStore.writeFacts`: the batch's facts locked, their
  * heads read and the events appended under one transaction, so replicas sharing a store never write
- * from a stale read). Jobs apply in arrival order; each fact's beliefs (the "now" projection) are
- * updated in the same transaction as its events. Up to `FactStore.writeConcurrency` batches are written
- * at once (SQLite: one; PostgreSQL: several, each fact's lock ordering those of one fact, as it does
- * for two replicas). Imports and rebuilds run alone in this replica, after the batches in flight.
+ * from a stale read). A batch holds at most `MAX_BATCH_STATEMENTS` statements: a bigger remember is
+ * written as several batches, one part at a time, its rest going back to the end of the queue after
+ * each part commits, so the jobs queued meanwhile (other tenants') are written between two parts and
+ * no transaction holds the event loop long. Jobs otherwise apply in arrival order; each fact's
+ * beliefs (the "now" projection) are updated in the same transaction as its events. Up to
+ * `FactStore.writeConcurrency` batches are written at once (SQLite: one; PostgreSQL: several, each
+ * fact's lock ordering those of one fact, as it does for two replicas; never two parts of one job).
+ * Imports and rebuilds run alone in this replica, after the batches in flight.
  */
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../common/clock.ts';
@@ -51,6 +55,19 @@ const headKey = (fact: string, valueKey: string | null): string =>
 /** Most jobs in one batch. */
 const MAX_BATCH = 512;
 
+/**
+ * Most statements (assertions, retractions) in one batch: a transaction of 500 took ~20 ms of the
+ * event loop (bench:fairness), one of 64 a few ms. A remember with more is written in parts.
+ */
+export const MAX_BATCH_STATEMENTS = 64;
+
+type WriteJob = Exclude<Job, { kind: 'exclusive' }>;
+type AssertJob = Extract<Job, { kind: 'assert' }>;
+type AssertResult = AssertOutcome & { event: StoredEvent | null };
+
+/** What one batch writes of a job: items `from` to `to` (excluded) of an assertion job, or a retraction. */
+type Part = { job: AssertJob; from: number; to: number } | { job: Extract<Job, { kind: 'retract' }> };
+
 /** Most event-loop turns a batch waits for more jobs after the one that queued it (see `#schedule`). */
 const MAX_EXTRA_TURNS = 3;
 
@@ -65,6 +82,8 @@ export class MemoryWriter {
   #inFlight = 0;
   #exclusive = false;
   #scheduled = false;
+  /** Outcomes of the parts of a big assertion job written so far (it is done once all are). */
+  readonly #written = new Map<AssertJob, AssertResult[]>();
 
   constructor(store: FactStore, clock: Clock) {
     this.#store = store;
@@ -76,10 +95,7 @@ export class MemoryWriter {
    * Writes assertions (in order); resolves with one outcome per item.
    * @throws {StaleRegistryError} when `registry` is no longer the tenant's newest stored version
    */
-  assert(
-    items: PendingAssertion[],
-    registry?: PlannedRegistry,
-  ): Promise<(AssertOutcome & { event: StoredEvent | null })[]> {
+  assert(items: PendingAssertion[], registry?: PlannedRegistry): Promise<AssertResult[]> {
     return new Promise((done, fail) => this.#push({ kind: 'assert', items, registry, done, fail }));
   }
 
@@ -188,9 +204,7 @@ export class MemoryWriter {
       }
       return;
     }
-    let n = 0;
-    while (n < this.#queue.length && n < MAX_BATCH && this.#queue[n]?.kind !== 'exclusive') n++;
-    const batch = this.#queue.splice(0, n) as Exclude<Job, { kind: 'exclusive' }>[];
+    const batch = this.#take();
     this.#inFlight++;
     // Jobs queued from now on may start the next batch while this one is written (up to the concurrency).
     this.#schedule();
@@ -202,8 +216,32 @@ export class MemoryWriter {
     }
   }
 
-  async #writeBatch(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Promise<void> {
-    const wanted = this.#wanted(jobs);
+  /**
+   * Takes the next batch off the queue: jobs in order up to `MAX_BATCH_STATEMENTS` statements, the
+   * last one maybe only in part (its rest is queued again once this part commits: `#settle`).
+   */
+  #take(): Part[] {
+    const parts: Part[] = [];
+    let room = MAX_BATCH_STATEMENTS;
+    for (let job = this.#queue[0]; job && job.kind !== 'exclusive' && room > 0 && parts.length < MAX_BATCH; ) {
+      this.#queue.shift();
+      if (job.kind === 'retract') {
+        parts.push({ job });
+        room--;
+      } else {
+        const from = this.#written.get(job)?.length ?? 0;
+        const to = Math.min(job.items.length, from + room);
+        parts.push({ job, from, to });
+        room -= to - from;
+      }
+      job = this.#queue[0];
+    }
+    return parts;
+  }
+
+  async #writeBatch(parts: Part[]): Promise<void> {
+    const wanted = this.#wanted(parts);
+    const jobs = parts.map((p) => p.job);
     const registries = [
       ...new Map(
         jobs.flatMap((j) => (j.registry ? [[`${j.registry.tenant}\u0000${j.registry.versionId}`, j.registry]] : [])),
@@ -214,39 +252,61 @@ export class MemoryWriter {
       // One store operation: the facts are locked and their heads read in the transaction that writes.
       settle = await this.#store.writeFacts({ heads: [...wanted.values()], registries }, async (list, tx) => {
         const heads = new Map([...wanted.keys()].map((k, i) => [k, list[i] as FactHead]));
-        return this.#plan(jobs, heads, tx);
+        return this.#plan(parts, heads, tx);
       });
       this.stats.batches++;
       this.stats.jobs += jobs.length;
     } catch (err) {
       if (err instanceof StaleRegistryError) {
-        // Nothing was written. Jobs validated with an old version fail, to be validated again (their
-        // predicate may have another cardinality now); the others go first in line as they were.
-        const stale = (j: (typeof jobs)[number]) =>
-          !!j.registry && err.newest.get(j.registry.tenant) !== j.registry.versionId;
-        for (const job of jobs) if (stale(job)) job.fail(err);
+        // Nothing of this batch was written. Jobs validated with an old version fail, to be validated
+        // again (their predicate may have another cardinality now; parts written before stay written);
+        // the others go first in line as they were.
+        const stale = (j: WriteJob) => !!j.registry && err.newest.get(j.registry.tenant) !== j.registry.versionId;
+        for (const job of jobs) if (stale(job)) this.#fail(job, err);
         this.#queue.unshift(...jobs.filter((j) => !stale(j)));
         return;
       }
-      for (const job of jobs) job.fail(err);
+      for (const job of jobs) this.#fail(job, err);
       return;
     }
     for (const s of settle) s();
   }
 
+  #fail(job: WriteJob, err: unknown): void {
+    if (job.kind === 'assert') this.#written.delete(job);
+    job.fail(err);
+  }
+
+  /**
+   * Settles a committed part of an assertion job: the job is done with all its outcomes when this was
+   * its last part; else its rest is queued again, behind the jobs queued meanwhile (fair to other
+   * tenants) but before any exclusive job (an import or a registry rebuild comes after the whole job,
+   * as it would have without parts).
+   */
+  #settlePart(job: AssertJob, out: AssertResult[], last: boolean): void {
+    const all = [...(this.#written.get(job) ?? []), ...out];
+    if (last) {
+      this.#written.delete(job);
+      job.done(all);
+      return;
+    }
+    this.#written.set(job, all);
+    const exclusive = this.#queue.findIndex((j) => j.kind === 'exclusive');
+    if (exclusive < 0) this.#queue.push(job);
+    else this.#queue.splice(exclusive, 0, job);
+  }
+
   /** What a batch appends, given the heads of its facts; `result` settles each job once committed. */
-  async #plan(
-    jobs: Exclude<Job, { kind: 'exclusive' }>[],
-    heads: Map<string, FactHead>,
-    tx: FactReader,
-  ): Promise<FactWrite<(() => void)[]>> {
+  async #plan(parts: Part[], heads: Map<string, FactHead>, tx: FactReader): Promise<FactWrite<(() => void)[]>> {
     const facts = new Map<string, FactState>();
     const events: StoredEvent[] = [];
     const settle: (() => void)[] = [];
-    for (const job of jobs) {
-      if (job.kind === 'assert') {
-        const out: (AssertOutcome & { event: StoredEvent | null })[] = [];
-        for (const item of job.items) {
+    for (const part of parts) {
+      if (part.job.kind === 'assert') {
+        const { job, from, to } = part as Extract<Part, { from: number }>;
+        const out: AssertResult[] = [];
+        for (let i = from; i < to; i++) {
+          const item = job.items[i] as PendingAssertion;
           const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
           const single = item.def.cardinality === 'single';
           const state = await this.#fact(tx, facts, e, single ? null : e.valueKey, heads);
@@ -255,8 +315,9 @@ export class MemoryWriter {
           if (!r.alreadyKnown) events.push(e);
           out.push({ ...r, event: r.alreadyKnown ? null : e });
         }
-        settle.push(() => job.done(out));
+        settle.push(() => this.#settlePart(job, out, to === job.items.length));
       } else {
+        const { job } = part;
         const { item } = job;
         const single = item.def.cardinality === 'single';
         const state = await this.#fact(
@@ -368,16 +429,21 @@ export class MemoryWriter {
    * by one (all beliefs of a single fact or of a blanket retraction, else those holding the value).
    * The store reads them in one go, inside the write's transaction, before the batch writes anything.
    */
-  #wanted(jobs: Exclude<Job, { kind: 'exclusive' }>[]): Map<string, FactHeadRequest> {
+  #wanted(parts: Part[]): Map<string, FactHeadRequest> {
     const wanted = new Map<string, FactHeadRequest>();
     const want = ({ namespace, subject, predicate }: FactKeyParts, valueKey: string | null) => {
       const k = factKey({ namespace, subject, predicate });
       if (wanted.has(headKey(k, null))) return; // all beliefs cover any one value
       wanted.set(headKey(k, valueKey), { namespace, subject, predicate, valueKey: valueKey ?? undefined });
     };
-    for (const job of jobs) {
+    for (const part of parts) {
+      const { job } = part;
       if (job.kind === 'assert') {
-        for (const { def, event } of job.items) want(event, def.cardinality === 'single' ? null : event.valueKey);
+        const { from, to } = part as Extract<Part, { from: number }>;
+        for (let i = from; i < to; i++) {
+          const { def, event } = job.items[i] as PendingAssertion;
+          want(event, def.cardinality === 'single' ? null : event.valueKey);
+        }
       } else {
         const { def, subject, valueKey } = job.item;
         want(

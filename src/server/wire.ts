@@ -31,6 +31,15 @@ export function beliefJson(b: Belief): z.output<typeof beliefAnswer> {
 }
 
 /** The full event line used by history and export (export adds nothing else: one shape). */
+/** The last time `isoOf` formatted: a batch's events share their times (recorded_at, mostly observed_at). */
+let lastIso = { ms: Number.NaN, text: '' };
+
+/** `iso(ms)` for an event's time, formatting each ms once while the same times repeat. */
+function isoOf(ms: number): string {
+  if (ms !== lastIso.ms) lastIso = { ms, text: iso(ms) as string };
+  return lastIso.text;
+}
+
 export function eventJson(e: StoredEvent): z.output<typeof eventAnswer> {
   return {
     id: e.id,
@@ -44,8 +53,8 @@ export function eventJson(e: StoredEvent): z.output<typeof eventAnswer> {
     confidence: e.confidence,
     source: e.source,
     evidence: e.evidence,
-    observed_at: iso(e.observedAt) as string,
-    recorded_at: iso(e.recordedAt) as string,
+    observed_at: isoOf(e.observedAt),
+    recorded_at: isoOf(e.recordedAt),
     actor: { tenant: e.actor.tenant, agent: e.actor.agent, session: e.actor.session, key_id: e.actor.keyId },
   };
 }

@@ -7,6 +7,7 @@
  */
 import { type AuthContext, reachesTenant, requireAdmin, resolveNamespace } from '../../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
+import { TimeSlice } from '../../common/time-slice.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import { tenantOf } from '../../memory/namespace.ts';
 import type { MemoryReader } from '../../memory/recall.ts';
@@ -58,7 +59,14 @@ export function memoryCalls(deps: MemoryCallDeps) {
       if ('statements' in body) {
         const results = await engine.remember(ctx, body.statements.map(toStatement), 'statements');
         deps.onAppend?.(results.filter((r) => r.stored).length);
-        return { results: results.map(rememberJson) };
+        // A turn of the event loop every few ms: a batch has up to 1,000 results.
+        const slice = new TimeSlice();
+        const answer: ReturnType<typeof rememberJson>[] = [];
+        for (const r of results) {
+          answer.push(rememberJson(r));
+          if (slice.due()) await slice.yield();
+        }
+        return { results: answer };
       }
       const [result] = await engine.remember(ctx, [toStatement(body)]);
       if (result?.stored) deps.onAppend?.(1);

@@ -18,6 +18,7 @@ import {
   rememberAnswer,
   rememberBody,
 } from '../schemas/memories.ts';
+import { SLICED_FROM_ITEMS, slicedJsonList } from '../sliced-json.ts';
 import type { ZodTypeProvider } from '../zod-routes.ts';
 
 /** The content type Fastify gives a JSON object answer: the same for finished bytes. */
@@ -41,7 +42,15 @@ export async function memoryRoutes(app: FastifyInstance, opts: { calls: MemoryCa
         response: { 200: rememberAnswer },
       },
     },
-    async (req) => calls.remember(req.auth, req.body),
+    async (req, reply) => {
+      const answer = await calls.remember(req.auth, req.body);
+      // A big batch's answer (~500 bytes a result) is stringified and written a slice at a time.
+      if ('results' in answer && answer.results.length >= SLICED_FROM_ITEMS) {
+        const body = slicedJsonList('results', answer.results);
+        return reply.type('application/json; charset=utf-8').send(body as unknown as typeof answer);
+      }
+      return answer;
+    },
   );
 
   r.get(

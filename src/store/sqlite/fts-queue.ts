@@ -13,6 +13,12 @@
  */
 import type Database from 'better-sqlite3';
 
+/**
+ * Most rows a timed flush indexes in one transaction (a few ms of the event loop); the rest follow in
+ * the next turns. A flush before a read indexes everything.
+ */
+const TIMED_FLUSH_ROWS = 256;
+
 /** Options of `FtsQueue`. */
 export interface FtsQueueOptions {
   /** Longest a queued row waits before a flush (ms). @default 50 */
@@ -81,7 +87,11 @@ export class FtsQueue {
   // (a search, the next timer, close) throws it, or the next open re-indexes them.
   #flushQuietly(): void {
     try {
-      this.flush();
+      this.flush(TIMED_FLUSH_ROWS);
+      if (this.#pending.length > 0 && this.#timer === null && this.#db.open) {
+        this.#timer = setTimeout(() => this.#flushQuietly(), 0);
+        this.#timer.unref();
+      }
     } catch {
       if (this.#timer === null && this.#db.open) {
         this.#timer = setTimeout(() => this.#flushQuietly(), this.#delayMs * 10);
@@ -90,15 +100,19 @@ export class FtsQueue {
     }
   }
 
-  /** Indexes every queued row now, in one transaction. No-op when the queue is empty. */
-  flush(): void {
+  /**
+   * Indexes the queued rows now (the first `maxRows` of them), in one transaction. No-op when the
+   * queue is empty.
+   */
+  flush(maxRows = Number.POSITIVE_INFINITY): void {
     if (this.#timer !== null) {
       clearTimeout(this.#timer);
       this.#timer = null;
     }
     if (this.#pending.length === 0 || !this.#db.open) return;
-    const rows = this.#pending;
-    this.#pending = [];
+    const all = this.#pending;
+    const rows = all.length > maxRows ? all.slice(0, maxRows) : all;
+    this.#pending = all.length > maxRows ? all.slice(maxRows) : [];
     try {
       this.#flushTx(rows);
     } catch (err) {

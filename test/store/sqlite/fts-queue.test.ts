@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { StoredEvent } from '../../../src/store/fact-store.ts';
+import { FtsQueue } from '../../../src/store/sqlite/fts-queue.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, hitIds, makeEvent } from '../conformance/helpers.ts';
 
@@ -138,5 +139,35 @@ describe('deferred FTS indexing', () => {
         await reopened.close();
       }
     });
+  });
+});
+
+describe('FtsQueue timed flushes', () => {
+  it('index at most 256 rows per transaction, the rest in the next turns; a read-time flush takes all', async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+    db.exec('CREATE TABLE events_fts (body TEXT)'); // a plain table: the queue only inserts rowid + body
+    const queue = new FtsQueue(db, { delayMs: 1 });
+    const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ seq: from + i, body: `b${i}` }));
+    const turn = () => new Promise((resolve) => setTimeout(resolve, 1));
+    queue.addAll(rows(1, 600));
+    const sizes: number[] = [];
+    for (let i = 0; i < 6000 && queue.pending > 0; i++) {
+      const before = queue.pending;
+      await turn();
+      if (queue.pending < before) sizes.push(before - queue.pending);
+    }
+    assert.equal(queue.pending, 0);
+    assert.ok(
+      sizes.every((n) => n <= 256),
+      `flushed ${sizes.join(', ')}`,
+    );
+    assert.equal(db.prepare('SELECT count(*) FROM events_fts').pluck().get(), 600);
+    assert.equal(queue.mark, 600);
+    queue.addAll(rows(601, 700));
+    queue.flush();
+    assert.equal(queue.pending, 0);
+    assert.equal(queue.mark, 1300);
   });
 });
