@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { OffLoopFolds } from '../log-fold-port.ts';
 import type { ReadOp } from './read-queries.ts';
+import { workerLoadable } from './worker-bundle.ts';
 
 /** Options of `ReadPool`. */
 export interface ReadPoolOptions {
@@ -36,17 +37,12 @@ interface Member {
 }
 
 /**
- * The worker's entry beside this file, with this file's extension: `.ts` under tsx (tests, dev),
- * `.js` once compiled. A `.ts` entry is started through a tiny ES module that registers tsx first,
- * since a worker does not inherit a loader registered by `tsx/esm/api` (as `bin/tether` does).
+ * The worker's entry beside this file, with this file's extension: `.js` once compiled; `.ts` under tsx
+ * (tests, dev), bundled into plain JavaScript first (worker-bundle.ts: no tsx loader on the worker's thread).
  */
 function workerEntry(): URL {
   const ext = extname(fileURLToPath(import.meta.url));
-  const entry = new URL(`./read-worker${ext}`, import.meta.url);
-  if (ext !== '.ts') return entry;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const boot = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry.href)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
+  return new URL(workerLoadable(new URL(`./read-worker${ext}`, import.meta.url).href));
 }
 
 /** Read workers of one database file. */
@@ -71,7 +67,8 @@ export class ReadPool {
     }
     this.#foldLanes = Math.max(1, size - 1);
     const entry = workerEntry();
-    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path, options.foldModule ?? null));
+    const foldModule = options.foldModule ? workerLoadable(options.foldModule) : null;
+    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path, foldModule));
   }
 
   #start(entry: URL, path: string, foldModule: string | null): Member {
