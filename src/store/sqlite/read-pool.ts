@@ -59,6 +59,12 @@ export class ReadPool {
   #folding = 0;
   readonly #foldQueue: (() => void)[] = [];
   readonly #foldLanes: number;
+  /**
+   * Workers at most; one starts with the pool, the others when a read finds every running one busy
+   * (each is an isolate and a page cache: ~10 MB of RSS that a server reading one thing at a time never needs).
+   */
+  readonly #size: number;
+  readonly #spawn: () => Member;
 
   constructor(options: ReadPoolOptions) {
     const size = options.size ?? 2;
@@ -66,9 +72,11 @@ export class ReadPool {
       throw new Error(`Cannot start the read pool as 'size' must be a whole number ≥ 1: got ${size}`);
     }
     this.#foldLanes = Math.max(1, size - 1);
+    this.#size = size;
     const entry = workerEntry();
     const foldModule = options.foldModule ? workerLoadable(options.foldModule) : null;
-    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, options.path, foldModule));
+    this.#spawn = () => this.#start(entry, options.path, foldModule);
+    this.#members.push(this.#spawn());
   }
 
   #start(entry: URL, path: string, foldModule: string | null): Member {
@@ -147,6 +155,10 @@ export class ReadPool {
     let best: Member | undefined;
     for (const m of this.#members) if (m.alive && (!best || m.pending.size < best.pending.size)) best = m;
     if (!best || this.#closed) return Promise.reject(new Error('no read worker runs'));
+    if (best.pending.size > 0 && this.#members.length < this.#size) {
+      best = this.#spawn();
+      this.#members.push(best);
+    }
     const member = best;
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
