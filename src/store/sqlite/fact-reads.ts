@@ -12,23 +12,35 @@ import { conditions } from './belief-filters.ts';
 /** The store's cached statement of a SQL text. */
 export type Sql = (text: string) => Database.Statement;
 
+const BIG = 'SELECT 1 FROM big_facts WHERE namespace = ? AND subject = ? AND predicate = ?';
+
 /** One fact's head: its current beliefs (of one value when `valueKey` is given) and its last times. */
 export function readFactHead(sql: Sql, { namespace, subject, predicate, valueKey }: FactHeadRequest): FactHead {
-  // All beliefs: one range of the clustered table, in its own order. One value's: beliefs_value.
+  // All beliefs: one range of the clustered table, in its own order. One value's: in a fact of more than
+  // 64 beliefs, big_fact_values (009-big-fact-values.sql); in a smaller one, that range, tested per row.
   const key = valueKey ?? null;
   const select = 'SELECT e.*, b.replaced AS belief_replaced FROM beliefs b JOIN events e ON e.id = b.event_id';
-  const rows =
-    key === null
-      ? sql(
-          `${select} WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? ORDER BY b.observed_at, b.event_id`,
-        ).all(namespace, subject, predicate)
-      : // Named: without statistics the planner prefers the primary key's range, which sorts for free.
-        sql(
-          `SELECT e.*, b.replaced AS belief_replaced FROM beliefs b INDEXED BY beliefs_value
-           JOIN events e ON e.id = b.event_id
-           WHERE b.namespace = ? AND b.subject = ? AND b.predicate = ? AND b.value_key = ?
-           ORDER BY b.observed_at, b.event_id`,
-        ).all(namespace, subject, predicate, key);
+  const fact = 'b.namespace = ? AND b.subject = ? AND b.predicate = ?';
+  let rows: unknown[];
+  if (key === null) {
+    rows = sql(`${select} WHERE ${fact} ORDER BY b.observed_at, b.event_id`).all(namespace, subject, predicate);
+  } else if (sql(BIG).get(namespace, subject, predicate) === undefined) {
+    rows = sql(`${select} WHERE ${fact} AND b.value_key = ? ORDER BY b.observed_at, b.event_id`).all(
+      namespace,
+      subject,
+      predicate,
+      key,
+    );
+  } else {
+    rows = sql(
+      `SELECT e.*, b.replaced AS belief_replaced FROM big_fact_values v
+       JOIN beliefs b ON b.namespace = v.namespace AND b.subject = v.subject AND b.predicate = v.predicate
+         AND b.observed_at = v.observed_at AND b.event_id = v.event_id
+       JOIN events e ON e.id = b.event_id
+       WHERE v.namespace = ? AND v.subject = ? AND v.predicate = ? AND v.value_key = ?
+       ORDER BY v.observed_at, v.event_id`,
+    ).all(namespace, subject, predicate, key);
+  }
   const last = sql('SELECT max(observed_at) FROM events WHERE namespace = ? AND subject = ? AND predicate = ?')
     .pluck()
     .get(namespace, subject, predicate) as number | null;

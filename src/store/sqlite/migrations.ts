@@ -16,6 +16,7 @@ const MIGRATIONS: readonly string[] = [
   '006-value-lookups.sql',
   '007-lease-ttl.sql',
   '008-checkpoints.sql',
+  '009-big-fact-values.sql',
 ];
 
 /** The schema version this code writes. */

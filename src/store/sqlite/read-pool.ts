@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import type { RenderedReads } from '../answer-text-port.ts';
 import type { OffLoopFolds } from '../log-fold-port.ts';
 import type { ReadOp } from './read-queries.ts';
+import { workerLoadable } from './worker-bundle.ts';
 
 /** Options of `ReadPool`. */
 export interface ReadPoolOptions {
@@ -48,17 +49,12 @@ interface Member {
 }
 
 /**
- * The worker's entry beside this file, with this file's extension: `.ts` under tsx (tests, dev),
- * `.js` once compiled. A `.ts` entry is started through a tiny ES module that registers tsx first,
- * since a worker does not inherit a loader registered by `tsx/esm/api` (as `bin/tether` does).
+ * The worker's entry beside this file, with this file's extension: `.js` once compiled; `.ts` under tsx
+ * (tests, dev), bundled into plain JavaScript first (worker-bundle.ts: no tsx loader on the worker's thread).
  */
 function workerEntry(): URL {
   const ext = extname(fileURLToPath(import.meta.url));
-  const entry = new URL(`./read-worker${ext}`, import.meta.url);
-  if (ext !== '.ts') return entry;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const boot = `import { register } from ${JSON.stringify(tsx)}; register(); await import(${JSON.stringify(entry.href)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
+  return new URL(workerLoadable(new URL(`./read-worker${ext}`, import.meta.url).href));
 }
 
 /** Read workers of one database file. */
@@ -76,6 +72,12 @@ export class ReadPool {
   readonly #foldQueue: (() => void)[] = [];
   readonly #foldLanes: number;
   readonly #answers: boolean;
+  /**
+   * Workers at most; one starts with the pool, the others when a read finds every running one busy
+   * (each is an isolate and a page cache: ~10 MB of RSS that a server reading one thing at a time never needs).
+   */
+  readonly #size: number;
+  readonly #spawn: () => Member;
 
   constructor(options: ReadPoolOptions) {
     const size = options.size ?? 2;
@@ -84,13 +86,15 @@ export class ReadPool {
     }
     this.#foldLanes = Math.max(1, size - 1);
     this.#answers = options.answerModule !== undefined;
+    this.#size = size;
     const entry = workerEntry();
     const data = {
       path: options.path,
-      foldModule: options.foldModule ?? null,
-      answerModule: options.answerModule ?? null,
+      foldModule: options.foldModule ? workerLoadable(options.foldModule) : null,
+      answerModule: options.answerModule ? workerLoadable(options.answerModule) : null,
     };
-    for (let i = 0; i < size; i++) this.#members.push(this.#start(entry, data));
+    this.#spawn = () => this.#start(entry, data);
+    this.#members.push(this.#spawn());
   }
 
   #start(entry: URL, workerData: { path: string; foldModule: string | null; answerModule: string | null }): Member {
@@ -195,6 +199,10 @@ export class ReadPool {
     let best: Member | undefined;
     for (const m of this.#members) if (m.alive && (!best || m.pending.size < best.pending.size)) best = m;
     if (!best || this.#closed) return Promise.reject(new Error('no read worker runs'));
+    if (best.pending.size > 0 && this.#members.length < this.#size) {
+      best = this.#spawn();
+      this.#members.push(best);
+    }
     const member = best;
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {

@@ -86,7 +86,7 @@ describe('SQLite schema migrations', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'beliefs'")
         .pluck()
         .all();
-      assert.deepEqual(indexes, ['beliefs_value'], 'the clustered primary key and, since 006, the value lookup');
+      assert.deepEqual(indexes, [], 'the clustered primary key only (006 added beliefs_value, 009 took it out)');
       const pk = (db.prepare('PRAGMA table_info(beliefs)').all() as { name: string; pk: number }[])
         .filter((c) => c.pk > 0)
         .sort((a, b) => a.pk - b.pk)
