@@ -1,6 +1,7 @@
 /**
- * Every test and benchmark runs bin/tether through test/helpers/tether-cli.ts, which makes it run src/ through
- * tsx: a path to bin/tether written anywhere else would run dist/, stale after any edit of src/.
+ * Every test and benchmark runs bin/tether through test/helpers/tether-cli.ts, which runs dist/ only when it was
+ * built from the current src/ and src/ through tsx otherwise: a path to bin/tether written anywhere else would run
+ * dist/, stale after any edit of src/.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { spawnTether } from '../helpers/tether-cli.ts';
+import { fromSource, spawnTether } from '../helpers/tether-cli.ts';
 import { type ShellBlock, shellBlocks } from './shell-blocks.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -163,16 +163,16 @@ function runPage(
   p: Platform,
   transcript: string,
 ): Promise<{ code: number; out: string; err: string; calls: Call[] }> {
-  const env = {
+  // ./bin/tether in a block runs as the helper's spawns do: dist/ if built from this src/, else src/ through tsx,
+  // never a dist/ left stale by an edit (test/helpers/tether-cli.ts).
+  const env = fromSource({
     PATH: process.env.PATH ?? '',
     HOME: p.cwd,
     TETHER_URL: p.memory,
     TETHER_GATEWAY_ADMIN_URL: p.admin,
     TETHER_DATA: join(p.cwd, '.tether'),
     TRANSCRIPT: transcript,
-    // ./bin/tether in a block runs src/ through tsx, never a dist/ left stale by an edit (test/helpers/tether-cli.ts).
-    TETHER_FROM_SOURCE: '1',
-  };
+  });
   return new Promise((ok, fail) => {
     const child = spawn('bash', ['-c', WRAPPER + script], { cwd: p.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -81,7 +81,7 @@ for (const { signal, group, what } of CASES) {
           '--admin-port',
           '0',
         ],
-        // From source: `npm start` runs bin/tether, which would otherwise run a possibly stale dist/.
+        // fromSource(): `npm start` runs bin/tether, which must not run a dist/ left stale by an edit of src/.
         { cwd: ROOT, env: fromSource(), stdio: ['ignore', 'pipe', 'pipe'], detached: group },
       );
       let out = '';

@@ -22,7 +22,7 @@ describe('examples/resume: crash and resume', () => {
       url: server.url,
       adminKey: server.adminKey,
       log: () => {},
-      leaseTtlMs: 1000,
+      leaseTtlMs: 6000,
     });
     const resumed = events.filter((e) => e.event === 'resumed');
     assert.equal(resumed.length, 2);

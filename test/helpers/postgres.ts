@@ -4,13 +4,15 @@
  * temp folder on a free port, password authentication on TCP. As root, initdb and postgres run as the
  * `postgres` user on a folder it owns (they refuse root). One server per test file; each test file (or
  * test) takes its own database with `createDatabase()`. `stop()` ends the server and removes the folder.
+ * initdb runs once per PostgreSQL version and user into a template cluster kept in the temp folder; each server
+ * starts on a copy of it (`cp -a`: ~0.3 s of CPU where initdb takes ~1.5 s) and sets its own password.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import pg from 'pg';
 
 /** A running test PostgreSQL. */
@@ -53,6 +55,55 @@ function postgresUser(): { uid: number; gid: number } | Record<string, never> {
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
   return { uid: id('-u'), gid: id('-g') };
 }
+
+/**
+ * The template cluster of `bin`'s PostgreSQL for this user, made by initdb on first use. It is made in a folder of
+ * its own and renamed into place, so a process sees a whole template or none (two processes making it at once
+ * each run initdb; the first rename wins). Its password is thrown away: each server sets its own.
+ */
+function templateCluster(bin: string, owner: { uid: number; gid: number } | Record<string, never>): string {
+  // The name changes with the initdb arguments below (-v1), so a template made differently is never used.
+  const template = join(tmpdir(), `tether-pg-template-${basename(dirname(bin))}-${process.getuid?.() ?? 0}-v1`);
+  if (existsSync(join(template, 'PG_VERSION'))) return template;
+  const building = mkdtempSync(join(tmpdir(), 'tether-pg-building-'));
+  try {
+    const pwfile = join(building, 'pw');
+    writeFileSync(pwfile, `${randomBytes(12).toString('hex')}\n`);
+    if ('uid' in owner) {
+      chownSync(building, owner.uid, owner.gid);
+      chownSync(pwfile, owner.uid, owner.gid);
+    }
+    chmodSync(building, 0o700);
+    execFileSync(
+      join(bin, 'initdb'),
+      [
+        '-D',
+        join(building, 'data'),
+        '-U',
+        USER,
+        `--pwfile=${pwfile}`,
+        '--auth-local=trust',
+        '--auth-host=scram-sha-256',
+        '--no-sync',
+        '-E',
+        'UTF8',
+        '--locale=C',
+      ],
+      { stdio: 'pipe', ...owner },
+    );
+    try {
+      renameSync(join(building, 'data'), template);
+    } catch (err) {
+      if (!existsSync(join(template, 'PG_VERSION'))) throw err;
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/** The role the tests connect as. */
+const USER = 'tether';
 
 /** A port free on 127.0.0.1 right now. */
 async function freePort(): Promise<number> {
@@ -98,35 +149,16 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   const dir = mkdtempSync(join(tmpdir(), 'tether-pg-'));
   const data = join(dir, 'data');
   const password = randomBytes(12).toString('hex');
-  const user = 'tether';
-  const pwfile = join(dir, 'pw');
-  writeFileSync(pwfile, `${password}\n`);
+  const user = USER;
   const owner = postgresUser();
-  if ('uid' in owner) {
-    chownSync(dir, owner.uid, owner.gid);
-    chownSync(pwfile, owner.uid, owner.gid);
-  }
+  if ('uid' in owner) chownSync(dir, owner.uid, owner.gid);
   chmodSync(dir, 0o700);
-  execFileSync(
-    join(bin, 'initdb'),
-    [
-      '-D',
-      data,
-      '-U',
-      user,
-      `--pwfile=${pwfile}`,
-      '--auth-local=trust',
-      '--auth-host=scram-sha-256',
-      '--no-sync',
-      '-E',
-      'UTF8',
-      '--locale=C',
-    ],
-    { stdio: 'pipe', ...owner },
-  );
+  execFileSync('cp', ['-a', templateCluster(bin, owner), data], { stdio: 'pipe', ...owner });
   const port = await freePort();
   let child: ChildProcess | null = null;
   let stopped = false;
+  // The copy holds the template's password until the first start sets this server's own.
+  let passwordSet = false;
 
   const url = (database = 'postgres') =>
     `postgres://${user}:${password}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
@@ -154,9 +186,18 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`test PostgreSQL exited at start: ${stderr}`);
-      const client = new pg.Client({ connectionString: url() });
+      // Before its password is set, over the Unix socket in `dir` (trusted); then over TCP, as the tests connect.
+      const client = new pg.Client(
+        passwordSet ? { connectionString: url() } : { host: dir, port, user, database: 'postgres' },
+      );
       try {
         await client.connect();
+        if (!passwordSet) {
+          await client.query(`ALTER ROLE ${user} PASSWORD '${password}'`);
+          passwordSet = true;
+          await client.end();
+          continue;
+        }
         await client.end();
         return;
       } catch {

@@ -36,7 +36,10 @@ describe('PostgresStore.exportEvents in commit order', () => {
   let a: PostgresStore;
   let b: PostgresStore;
   before(async () => {
-    [a, b] = await Promise.all([openPostgresStore({ url, poolSize: 8 }), openPostgresStore({ url, poolSize: 8 })]);
+    // Generous waits for a connection and a query (the 2 s and 5 s defaults fail on a loaded machine with
+    // 503 unavailable); the store's timeouts are not what this tests.
+    const open = () => openPostgresStore({ url, poolSize: 8, connectTimeoutMs: 60_000, queryTimeoutMs: 60_000 });
+    [a, b] = await Promise.all([open(), open()]);
   });
   after(async () => {
     await Promise.all([a?.close(), b?.close()]);
