@@ -11,46 +11,25 @@
  * beliefs (the "now" projection) are updated in the same transaction as its events. Up to
  * `FactStore.writeConcurrency` batches are written at once (SQLite: one; PostgreSQL: several, each
  * fact's lock ordering those of one fact, as it does for two replicas; never two parts of one job).
- * Imports and rebuilds run alone in this replica, after the batches in flight.
+ * Imports and rebuilds run alone in this replica, after the batches in flight. What a batch writes
+ * (events, belief changes) is planned in `writer-plan.ts`.
  */
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../common/clock.ts';
-import { newEventId } from '../common/ids.ts';
-import type {
-  Actor,
-  BeliefChange,
-  FactHead,
-  FactHeadRequest,
-  FactReader,
-  FactStore,
-  FactWrite,
-  StoredEvent,
-} from '../store/fact-store.ts';
+import type { Actor, FactHead, FactStore, StoredEvent } from '../store/fact-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
-import {
-  type AssertOutcome,
-  applyAssertion,
-  applyRetraction,
-  changeOf,
-  type FactState,
-  loadLog,
-  needsLog,
-  needsRetractions,
-  newFactState,
-  noteRetractions,
-} from './fact-state.ts';
+import { applyAssertion, applyRetraction } from './fact-state.ts';
 import { compareEvents } from './fold.ts';
 import type { Job, PendingAssertion, PendingRetraction, PlannedRegistry, WriterStats } from './writer-jobs.ts';
-
-/** What names a fact. */
-type FactKeyParts = { namespace: string; subject: string; predicate: string };
-
-/** Identifies a fact in the writer's maps. */
-const factKey = (f: FactKeyParts): string => `${f.namespace}\u0000${f.subject}\u0000${f.predicate}`;
-
-/** Identifies a prefetched head: of all the fact's beliefs (`valueKey` null) or of one value's. */
-const headKey = (fact: string, valueKey: string | null): string =>
-  valueKey === null ? `${fact}\u0000*` : `${fact}\u0001${valueKey}`;
+import {
+  type AssertJob,
+  type AssertResult,
+  FactPlanner,
+  factKey,
+  type Part,
+  planBatch,
+  wantedHeads,
+} from './writer-plan.ts';
 
 /** Most jobs in one batch. */
 const MAX_BATCH = 512;
@@ -62,11 +41,6 @@ const MAX_BATCH = 512;
 export const MAX_BATCH_STATEMENTS = 64;
 
 type WriteJob = Exclude<Job, { kind: 'exclusive' }>;
-type AssertJob = Extract<Job, { kind: 'assert' }>;
-type AssertResult = AssertOutcome & { event: StoredEvent | null };
-
-/** What one batch writes of a job: items `from` to `to` (excluded) of an assertion job, or a retraction. */
-type Part = { job: AssertJob; from: number; to: number } | { job: Extract<Job, { kind: 'retract' }> };
 
 /** Most event-loop turns a batch waits for more jobs after the one that queued it (see `#schedule`). */
 const MAX_EXTRA_TURNS = 3;
@@ -132,22 +106,20 @@ export class MemoryWriter {
         // written first" reproduces; folded in fact order, which the beliefs need.
         const incoming = events.filter((e) => !existing.has(e.id) && !seen.has(e.id) && seen.add(e.id));
         const fresh = [...incoming].sort(compareEvents);
-        const facts = new Map<string, FactState>();
+        const planner = new FactPlanner(tx);
         const done: StoredEvent[] = [];
         for (const e of fresh) {
           const cardinality = await cardinalityOf(e);
           const needAll = cardinality === 'single' || e.valueKey === null;
-          const state = await this.#fact(tx, facts, e, needAll ? null : e.valueKey);
-          await this.#place(tx, state, e, done, cardinality);
+          const state = await planner.fact(e, needAll ? null : e.valueKey);
+          await planner.place(state, e, done, cardinality);
           if (e.retraction) applyRetraction(state, e, cardinality);
           else applyAssertion(state, e, cardinality, true);
           // A restatement changes no belief, but it is stored: later events are placed after it.
           state.lastObservedAt = Math.max(state.lastObservedAt ?? e.observedAt, e.observedAt);
           done.push(e);
         }
-        this.#countFolds(facts);
-        const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
-        return { events: incoming, changes, result: done.length };
+        return { events: incoming, changes: planner.changes(this.stats), result: done.length };
       });
       held?.(performance.now() - started);
     }).then(() => inserted);
@@ -240,7 +212,7 @@ export class MemoryWriter {
   }
 
   async #writeBatch(parts: Part[]): Promise<void> {
-    const wanted = this.#wanted(parts);
+    const wanted = wantedHeads(parts);
     const jobs = parts.map((p) => p.job);
     const registries = [
       ...new Map(
@@ -252,7 +224,8 @@ export class MemoryWriter {
       // One store operation: the facts are locked and their heads read in the transaction that writes.
       settle = await this.#store.writeFacts({ heads: [...wanted.values()], registries }, async (list, tx) => {
         const heads = new Map([...wanted.keys()].map((k, i) => [k, list[i] as FactHead]));
-        return this.#plan(parts, heads, tx);
+        const settlePart = (job: AssertJob, out: AssertResult[], last: boolean) => this.#settlePart(job, out, last);
+        return planBatch(parts, { tx, heads, clock: this.#clock, stats: this.stats, settlePart });
       });
       this.stats.batches++;
       this.stats.jobs += jobs.length;
@@ -294,178 +267,5 @@ export class MemoryWriter {
     const exclusive = this.#queue.findIndex((j) => j.kind === 'exclusive');
     if (exclusive < 0) this.#queue.push(job);
     else this.#queue.splice(exclusive, 0, job);
-  }
-
-  /** What a batch appends, given the heads of its facts; `result` settles each job once committed. */
-  async #plan(parts: Part[], heads: Map<string, FactHead>, tx: FactReader): Promise<FactWrite<(() => void)[]>> {
-    const facts = new Map<string, FactState>();
-    const events: StoredEvent[] = [];
-    const settle: (() => void)[] = [];
-    for (const part of parts) {
-      if (part.job.kind === 'assert') {
-        const { job, from, to } = part as Extract<Part, { from: number }>;
-        const out: AssertResult[] = [];
-        for (let i = from; i < to; i++) {
-          const item = job.items[i] as PendingAssertion;
-          const e = { ...item.event, id: newEventId(this.#clock.now()) } as StoredEvent;
-          const single = item.def.cardinality === 'single';
-          const state = await this.#fact(tx, facts, e, single ? null : e.valueKey, heads);
-          await this.#place(tx, state, e, events, item.def.cardinality);
-          const r = applyAssertion(state, e, item.def.cardinality);
-          if (!r.alreadyKnown) events.push(e);
-          out.push({ ...r, event: r.alreadyKnown ? null : e });
-        }
-        settle.push(() => this.#settlePart(job, out, to === job.items.length));
-      } else {
-        const { job } = part;
-        const { item } = job;
-        const single = item.def.cardinality === 'single';
-        const state = await this.#fact(
-          tx,
-          facts,
-          { namespace: job.namespace, subject: item.subject, predicate: item.def.name },
-          single ? null : item.valueKey,
-          heads,
-        );
-        const one = item.valueKey === null ? undefined : state.beliefs.get(item.valueKey);
-        const hit = item.valueKey === null ? [...state.beliefs.values()] : one ? [one] : [];
-        if (hit.length === 0) {
-          settle.push(() => job.done({ withdrawn: 0, event: null }));
-          continue;
-        }
-        const now = this.#clock.now();
-        // Placed at or after every event of the fact, so it retracts exactly what is held now.
-        let observedAt = Math.max(now, state.lastObservedAt ?? now);
-        for (const b of hit) observedAt = Math.max(observedAt, b.event.observedAt);
-        const r: StoredEvent = {
-          id: newEventId(now),
-          namespace: job.namespace,
-          tenant: job.actor.tenant,
-          subject: item.subject,
-          predicate: item.def.name,
-          value: item.valueKey === null ? null : item.value,
-          valueKey: item.valueKey,
-          retraction: true,
-          kind: null,
-          confidence: 1,
-          source: null,
-          evidence: null,
-          observedAt,
-          recordedAt: now,
-          actor: job.actor,
-        };
-        applyRetraction(state, r, item.def.cardinality);
-        events.push(r);
-        settle.push(() => job.done({ withdrawn: hit.length, event: r }));
-      }
-    }
-    this.#countFolds(facts);
-    const changes = [...facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
-    return { events, changes, result: settle };
-  }
-
-  /**
-   * The state of a fact, with the beliefs a write needs loaded: every belief (`valueKey` null: single
-   * facts, blanket retractions) or those holding `valueKey` (multi facts, which may hold thousands).
-   */
-  async #fact(
-    tx: FactReader,
-    facts: Map<string, FactState>,
-    key: FactKeyParts,
-    valueKey: string | null,
-    heads?: Map<string, FactHead>,
-  ): Promise<FactState> {
-    const k = factKey(key);
-    const known = facts.get(k);
-    if (known && (known.complete || (valueKey !== null && known.knownKeys.has(valueKey)))) return known;
-    const head =
-      heads?.get(headKey(k, valueKey)) ??
-      (await tx.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined));
-    const s = known ?? newFactState(key, head.lastObservedAt);
-    facts.set(k, s);
-    this.#merge(s, head, valueKey);
-    return s;
-  }
-
-  /** Adds what the store holds (`head`, of `valueKey` or of all values) to what this batch changed. */
-  #merge(s: FactState, head: FactHead, valueKey: string | null): void {
-    // A value this batch wrote or withdrew is known already: its stored belief is no longer current.
-    for (const b of head.beliefs) {
-      const key = b.event.valueKey as string;
-      if (!s.removed.has(b.event.id) && !s.knownKeys.has(key) && !s.beliefs.has(key)) s.beliefs.set(key, b);
-    }
-    if (valueKey === null) s.complete = true;
-    else {
-      s.knownKeys.add(valueKey);
-      noteRetractions(s, valueKey, head);
-    }
-  }
-
-  /**
-   * Makes `e` placeable in `state`: reads its value's head when a multi fact's state cannot say where
-   * that value's last retraction is, or the fact's log when `e` lands inside a single fact's history
-   * (or an imported event inside any fact's). At most one log read and fold per fact per batch.
-   */
-  async #place(
-    tx: FactReader,
-    state: FactState,
-    e: StoredEvent,
-    pending: StoredEvent[],
-    cardinality: 'single' | 'multi',
-  ): Promise<void> {
-    if (needsRetractions(state, e, cardinality)) {
-      const valueKey = e.valueKey as string;
-      this.#merge(state, await tx.factHead(state.namespace, state.subject, state.predicate, valueKey), valueKey);
-    }
-    if (needsLog(state, e, cardinality)) await this.#loadLog(tx, state, pending, cardinality);
-  }
-
-  #countFolds(facts: Map<string, FactState>): void {
-    for (const f of facts.values()) this.stats.folds += f.folds;
-  }
-
-  /**
-   * The heads every fact of the batch needs, keyed by `headKey`: what `#fact` would ask the store one
-   * by one (all beliefs of a single fact or of a blanket retraction, else those holding the value).
-   * The store reads them in one go, inside the write's transaction, before the batch writes anything.
-   */
-  #wanted(parts: Part[]): Map<string, FactHeadRequest> {
-    const wanted = new Map<string, FactHeadRequest>();
-    const want = ({ namespace, subject, predicate }: FactKeyParts, valueKey: string | null) => {
-      const k = factKey({ namespace, subject, predicate });
-      if (wanted.has(headKey(k, null))) return; // all beliefs cover any one value
-      wanted.set(headKey(k, valueKey), { namespace, subject, predicate, valueKey: valueKey ?? undefined });
-    };
-    for (const part of parts) {
-      const { job } = part;
-      if (job.kind === 'assert') {
-        const { from, to } = part as Extract<Part, { from: number }>;
-        for (let i = from; i < to; i++) {
-          const { def, event } = job.items[i] as PendingAssertion;
-          want(event, def.cardinality === 'single' ? null : event.valueKey);
-        }
-      } else {
-        const { def, subject, valueKey } = job.item;
-        want(
-          { namespace: job.namespace, subject, predicate: def.name },
-          def.cardinality === 'single' ? null : valueKey,
-        );
-      }
-    }
-    return wanted;
-  }
-
-  /** Loads the fact's stored log plus what this batch already wrote to it, and folds it. */
-  async #loadLog(
-    tx: FactReader,
-    state: FactState,
-    pending: StoredEvent[],
-    cardinality: 'single' | 'multi',
-  ): Promise<void> {
-    const stored = await tx.groupEvents(state.namespace, [{ subject: state.subject, predicate: state.predicate }]);
-    const mine = pending.filter(
-      (e) => e.namespace === state.namespace && e.subject === state.subject && e.predicate === state.predicate,
-    );
-    loadLog(state, [...stored, ...mine], cardinality);
   }
 }
