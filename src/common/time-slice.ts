@@ -7,8 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-/** Longest run between two turns of the event loop, in ms. @default 4 */
-export const SLICE_MS = 4;
+/** Longest run between two turns of the event loop, in ms. @default 2 */
+export const SLICE_MS = 2;
 
 /** A loop's running time since it last let the event loop turn. */
 export class TimeSlice {
@@ -17,7 +17,7 @@ export class TimeSlice {
   /** Times the loop gave the event loop a turn. */
   yields = 0;
 
-  /** @param budgetMs longest run between two turns (ms, > 0) @default 4 */
+  /** @param budgetMs longest run between two turns (ms, > 0) @default 2 */
   constructor(budgetMs = SLICE_MS) {
     if (!(budgetMs > 0)) throw new Error(`Cannot slice time as 'budgetMs' must be > 0: got ${budgetMs}`);
     this.#budgetMs = budgetMs;

@@ -36,9 +36,9 @@ const MAX_BATCH = 512;
 
 /**
  * Most statements (assertions, retractions) in one batch: a transaction of 500 took ~20 ms of the
- * event loop (bench:fairness), one of 64 a few ms. A remember with more is written in parts.
+ * event loop (bench:fairness), one of 32 about 1-2 ms. A remember with more is written in parts.
  */
-export const MAX_BATCH_STATEMENTS = 64;
+export const MAX_BATCH_STATEMENTS = 32;
 
 type WriteJob = Exclude<Job, { kind: 'exclusive' }>;
 

@@ -78,8 +78,9 @@ for (const [name, open] of stores) {
       const { engine, commits, values } = await setup(t);
       const ctx = contextOf('acme');
       const statements = notes('n', 3 * MAX_BATCH_STATEMENTS);
-      statements[150] = { subject: 'project', predicate: 'no_such_predicate', value: 'x' };
-      await refused(engine.remember(ctx, statements, 'statements'), 'statements[150].predicate');
+      const bad = 2 * MAX_BATCH_STATEMENTS + 22; // in the last part
+      statements[bad] = { subject: 'project', predicate: 'no_such_predicate', value: 'x' };
+      await refused(engine.remember(ctx, statements, 'statements'), `statements[${bad}].predicate`);
       assert.deepEqual(await values(ctx), []);
       assert.equal(commits.length, 0);
     });
@@ -88,15 +89,16 @@ for (const [name, open] of stores) {
       const { engine, commits, values, store } = await setup(t);
       const ctx = contextOf('acme');
       const statements = notes('n', 2 * MAX_BATCH_STATEMENTS + 10);
-      statements[100] = { subject: 'project', predicate: 'note', value: 'n 3' }; // held by then: already known
+      const known = MAX_BATCH_STATEMENTS + MAX_BATCH_STATEMENTS / 2 + 4; // in the second part
+      statements[known] = { subject: 'project', predicate: 'note', value: 'n 3' }; // held by then: already known
       const results = await engine.remember(ctx, statements, 'statements');
       assert.equal(commits.length, 3, 'one transaction per part');
       assert.deepEqual(
         results.map((r) => r.event?.value ?? null),
-        statements.map((s, i) => (i === 100 ? null : s.value)),
+        statements.map((s, i) => (i === known ? null : s.value)),
       );
-      assert.equal(results[100]?.alreadyKnown, true);
-      const expected = statements.filter((_, i) => i !== 100).map((s) => s.value);
+      assert.equal(results[known]?.alreadyKnown, true);
+      const expected = statements.filter((_, i) => i !== known).map((s) => s.value);
       assert.deepEqual(await values(ctx), expected, 'stored in the order sent');
       const head = await store.factHead(ctx.namespace, 'project', 'note');
       assert.equal(head.beliefs.length, expected.length);

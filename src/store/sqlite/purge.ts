@@ -24,7 +24,7 @@ import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
 
 /** Longest one purge transaction runs before other writes get a turn, in ms. */
-export const SLICE_MS = 4;
+export const SLICE_MS = 2;
 
 /** Rows picked per statement inside a transaction (the slice's time decides how many statements). */
 const PICK = 32;
