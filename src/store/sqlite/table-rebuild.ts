@@ -33,7 +33,10 @@ export function markRebuild(db: Database.Database, table: string): void {
   db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, 1)').run(markOf(table));
 }
 
-/** An explicit index's name on the copy: SQLite renames no index, so a rebuilt table's index takes the other name. */
+/**
+ * An explicit index's name on the copy: SQLite renames no index, so a rebuilt table's index takes the other name
+ * (`turns_message` <-> `turns_message__b`). A migration that drops or changes such an index must allow for both.
+ */
 const INDEX_TWIN = '__b';
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
