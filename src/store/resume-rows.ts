@@ -32,14 +32,8 @@ export interface WorkingStateRow {
   epoch: number;
 }
 
-export interface MilestoneRow {
-  namespace: string;
-  seq: number;
-  name: string;
-  progress: string | null;
-  at: number;
-  epoch: number;
-}
+/** A `milestones` row: its columns have the record's names (single words). */
+export type MilestoneRow = MilestoneRecord;
 
 export interface TurnRow {
   namespace: string;

@@ -3,7 +3,7 @@
  * The SQLite purge's steps, each holding the writer a few ms, so other tenants' writes go on between
  * them (issue 21) and no file under the data folder keeps a byte of the namespace after it:
  * - a namespace with nothing stored is not touched at all;
- * - its rows (events, beliefs, resume records) are deleted in transactions of at most `SLICE_MS` of
+ * - its rows (events, beliefs, resume records) are deleted in transactions of at most the shared `SLICE_MS` of
  *   work, yielding to the event loop between them; `secure_delete` zeroes every freed cell and page,
  *   and FTS5's `secure-delete` option takes the erased rows' entries out of the index segments;
  * - what FTS5 keeps even so (a term that was the first of a segment's leaf page stays there) goes with
@@ -19,12 +19,9 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { TimeSlice } from '../../common/time-slice.ts';
+import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
-
-/** Longest one purge transaction runs before other writes get a turn, in ms. */
-export const SLICE_MS = 2;
 
 /** Rows picked per statement inside a transaction (the slice's time decides how many statements). */
 const PICK = 32;
