@@ -2,13 +2,26 @@
  * @module
  * Cooperative time slices for long loops on the event loop (an import's parse and checks): the loop
  * asks `due()` per item and awaits `yield()` when its slice is spent, so other requests are served
- * every few ms instead of after the whole loop. Knows nothing of what the loop does.
+ * every few ms instead of after the whole loop, and the small ones among them go first
+ * (`light-first.ts`). Knows nothing of what the loop does.
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { afterLightRequests, leaveLightLane } from './light-first.ts';
 
 /** Longest run between two turns of the event loop, in ms. @default 2 */
 export const SLICE_MS = 2;
+
+/**
+ * What a loop of heavy work does between two of its steps: the request it works for becomes heavy
+ * (`light-first.ts`), every pending I/O callback and timer runs (a `setImmediate` turn), then it waits
+ * while light requests are in flight (at most `MAX_DEFER_MS`).
+ */
+export async function letOthersRun(): Promise<void> {
+  leaveLightLane();
+  await nextTurn();
+  await afterLightRequests();
+}
 
 /** A loop's running time since it last let the event loop turn. */
 export class TimeSlice {
@@ -28,9 +41,9 @@ export class TimeSlice {
     return performance.now() - this.#since >= this.#budgetMs;
   }
 
-  /** Lets every pending I/O callback and timer run (a `setImmediate` turn), then starts a new slice. */
+  /** Lets others run (`letOthersRun`: light requests first), then starts a new slice. */
   async yield(): Promise<void> {
-    await nextTurn();
+    await letOthersRun();
     this.yields++;
     this.#since = performance.now();
   }

@@ -10,9 +10,9 @@
  * `…Text` variants as finished bytes, so the event loop's share of such a read does not grow with
  * its size. Knows nothing of HTTP (the bytes are the answer module's the store was given).
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
+import { letOthersRun } from '../common/time-slice.ts';
 import { words } from '../common/words.ts';
 import { type AnswerBytes, cutPage, type RenderedReads } from '../store/answer-text-port.ts';
 import type { FactKey, FactStore, StoredEvent } from '../store/fact-store.ts';
@@ -201,7 +201,7 @@ export class MemoryReader {
       if (!fold.add(page)) return { capped: true };
       if (page.length < LOOP_FOLD_PAGE) break;
       after = page[page.length - 1] as StoredEvent;
-      await nextTurn(); // the next page after other requests had their turn
+      await letOthersRun(); // the next page after other requests had their turn (light ones first)
     }
     return { capped: false, beliefs: fold.finish() };
   }

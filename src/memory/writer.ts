@@ -16,6 +16,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../common/clock.ts';
+import { afterLightRequests, leaveLightLane, lightInFlight } from '../common/light-first.ts';
 import type { Actor, FactHead, FactStore, StoredEvent } from '../store/fact-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
 import { applyAssertion, applyRetraction } from './fact-state.ts';
@@ -58,6 +59,8 @@ export class MemoryWriter {
   #scheduled = false;
   /** Outcomes of the parts of a big assertion job written so far (it is done once all are). */
   readonly #written = new Map<AssertJob, AssertResult[]>();
+  /** Ends the wait of a batch of later parts for light requests (a new job came). */
+  #wake: (() => void) | null = null;
 
   constructor(store: FactStore, clock: Clock) {
     this.#store = store;
@@ -70,6 +73,8 @@ export class MemoryWriter {
    * @throws {StaleRegistryError} when `registry` is no longer the tenant's newest stored version
    */
   assert(items: PendingAssertion[], registry?: PlannedRegistry): Promise<AssertResult[]> {
+    // Written in parts: the request is heavy, its later parts wait for light requests (not for itself).
+    if (items.length > MAX_BATCH_STATEMENTS) leaveLightLane();
     return new Promise((done, fail) => this.#push({ kind: 'assert', items, registry, done, fail }));
   }
 
@@ -132,6 +137,7 @@ export class MemoryWriter {
 
   #push(job: Job): void {
     this.#queue.push(job);
+    this.#wake?.();
     this.#schedule();
   }
 
@@ -176,38 +182,62 @@ export class MemoryWriter {
       }
       return;
     }
-    const batch = this.#take();
     this.#inFlight++;
-    // Jobs queued from now on may start the next batch while this one is written (up to the concurrency).
-    this.#schedule();
     try {
-      await this.#writeBatch(batch);
+      // Only later parts of big remembers are left: they wait while light requests are in flight
+      // (`light-first.ts`), the slot held, until one of those queues a job (written first, at once).
+      if (!this.#hasFresh() && lightInFlight() > 0) {
+        await Promise.race([afterLightRequests(), new Promise<void>((wake) => (this.#wake = wake))]);
+        this.#wake = null;
+      }
+      const batch = this.#take();
+      // Jobs queued from now on may start the next batch while this one is written (up to the concurrency).
+      this.#schedule();
+      if (batch.length > 0) await this.#writeBatch(batch);
     } finally {
       this.#inFlight--;
       this.#schedule();
     }
   }
 
+  /** Whether a job not yet started (not the rest of a big remember) is queued before any exclusive job. */
+  #hasFresh(): boolean {
+    for (const job of this.#queue) {
+      if (job.kind === 'exclusive') return false;
+      if (!this.#written.has(job as AssertJob)) return true;
+    }
+    return false;
+  }
+
   /**
-   * Takes the next batch off the queue: jobs in order up to `MAX_BATCH_STATEMENTS` statements, the
-   * last one maybe only in part (its rest is queued again once this part commits: `#settle`).
+   * Takes the next batch off the queue: jobs in order, up to the first exclusive one, at most
+   * `MAX_BATCH_STATEMENTS` statements. Jobs not yet started go first: the rest of a big remember is
+   * taken only when none is queued (so a small write never waits behind another tenant's big one for
+   * more than the part being written). A job that does not fit whole starts a batch of its own: its
+   * first part, or its next (the rest is queued again once the part commits: `#settlePart`).
    */
   #take(): Part[] {
+    const end = this.#queue.findIndex((j) => j.kind === 'exclusive');
+    const ahead = (end < 0 ? this.#queue : this.#queue.slice(0, end)) as WriteJob[];
+    const fresh = ahead.filter((j) => !this.#written.has(j as AssertJob));
     const parts: Part[] = [];
     let room = MAX_BATCH_STATEMENTS;
-    for (let job = this.#queue[0]; job && job.kind !== 'exclusive' && room > 0 && parts.length < MAX_BATCH; ) {
-      this.#queue.shift();
+    for (const job of fresh.length > 0 ? fresh : ahead) {
+      if (room === 0 || parts.length >= MAX_BATCH) break;
       if (job.kind === 'retract') {
         parts.push({ job });
         room--;
-      } else {
-        const from = this.#written.get(job)?.length ?? 0;
-        const to = Math.min(job.items.length, from + room);
-        parts.push({ job, from, to });
-        room -= to - from;
+        continue;
       }
-      job = this.#queue[0];
+      const from = this.#written.get(job)?.length ?? 0;
+      const to = Math.min(job.items.length, from + room);
+      if (to < job.items.length && parts.length > 0) break;
+      parts.push({ job, from, to });
+      room -= to - from;
     }
+    const taken = new Set(parts.map((p) => p.job));
+    for (let i = this.#queue.length - 1; i >= 0; i--)
+      if (taken.has(this.#queue[i] as WriteJob)) this.#queue.splice(i, 1);
     return parts;
   }
 

@@ -24,6 +24,7 @@ import { checkpointCalls } from './calls/checkpoint-calls.ts';
 import { type MemoryCalls, memoryCalls } from './calls/memory-calls.ts';
 import { resumeCalls } from './calls/resume-calls.ts';
 import { clientErrorHandler, installErrorHandlers, sendError } from './error-handler.ts';
+import { installLightLane } from './light-lane.ts';
 import { LoopWatch } from './loop-watch.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
@@ -152,6 +153,8 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     forceCloseConnections: 'idle',
     clientErrorHandler,
   });
+  // First of all hooks: a request is light (it goes before heavy work) until it spends a time slice.
+  installLightLane(app);
   const registries = new RegistryBook(store, clock, options.defaultRegistry);
   const engine = new MemoryEngine({ store, registries, clock });
   const reader = new MemoryReader({ store, registries, clock, maxScanEvents: options.maxScanEvents });

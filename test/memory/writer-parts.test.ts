@@ -3,7 +3,7 @@
  * parts, one store transaction each, with the jobs queued meanwhile written between two parts
  * (counted by wrapping `writeFacts`, not timed): a refused batch stores nothing; a batch in parts
  * stores everything in order with its results in order; another tenant's remember commits between
- * two parts; a failure midway leaves a prefix, and sending the batch again stores the rest; a single
+ * two parts, in a transaction of its own; a failure midway leaves a prefix, and sending the batch again stores the rest; a single
  * fact's log is folded at most once per part. On SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
@@ -120,6 +120,8 @@ for (const [name, open] of stores) {
       assert.ok(withA.length >= 5, `A in ${withA.length} parts`);
       assert.ok(withB > (withA[0] as number), `B (commit ${withB}) after A's first part (${withA[0]})`);
       assert.ok(withB < (withA.at(-1) as number), `B (commit ${withB}) before A's last part (${withA.at(-1)})`);
+      // A write queued while A's parts go on is not filled up with the next one: it waits for one part at most.
+      assert.deepEqual(commits[withB], [b.namespace], "B's remember in a transaction of its own");
     });
 
     it('leaves a prefix when a part fails; the batch sent again stores the rest as already known', async (t) => {

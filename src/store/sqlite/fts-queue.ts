@@ -14,10 +14,11 @@
 import type Database from 'better-sqlite3';
 
 /**
- * Most rows a timed flush indexes in one transaction (a few ms of the event loop); the rest follow in
- * the next turns. A flush before a read indexes everything.
+ * Most rows a timed flush indexes in one transaction (about 1 ms of the event loop: 256 took 3-6 ms in
+ * bench:fairness, longer than the small requests it delayed); the rest follow in the next turns. A
+ * flush before a read indexes everything.
  */
-const TIMED_FLUSH_ROWS = 256;
+const TIMED_FLUSH_ROWS = 64;
 
 /** Options of `FtsQueue`. */
 export interface FtsQueueOptions {

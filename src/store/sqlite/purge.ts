@@ -17,9 +17,8 @@
  * No VACUUM: its cost grows with the whole database, and it held every write for all of it.
  * Run in order by `purge-runner.ts`.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
+import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
 
@@ -28,6 +27,9 @@ const PICK = 32;
 
 /** FTS pages one merge step writes. */
 const MERGE_PAGES = 16;
+
+/** Most PASSIVE passes before the TRUNCATE while writes keep coming (it then copies what they added). */
+const MAX_CATCH_UPS = 8;
 
 /** Most merge steps before a purge finishes the merge in one go (other writes kept adding segments). */
 const MAX_MERGE_STEPS = 100_000;
@@ -87,7 +89,7 @@ export async function inSlices(db: Database.Database, step: () => number, o: Sli
     total += n;
     if (n === 0) return total;
     o.committed();
-    await nextTurn();
+    await letOthersRun();
   }
 }
 
@@ -165,7 +167,7 @@ export async function eraseLeftovers(o: {
       merged = true;
       break;
     }
-    await nextTurn();
+    await letOthersRun();
   }
   if (!merged) o.db.prepare("INSERT INTO events_fts (events_fts) VALUES ('optimize')").run();
   if (!o.onDisk) return;
@@ -189,7 +191,15 @@ async function truncateWal(o: {
     if (r?.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
     return;
   }
-  await checkpointer.catchUp();
+  // Writes are held only while the TRUNCATE runs: it is short when every frame is already copied
+  // back and synced (it then only waits for readers and cuts the file). So catch up until a pass saw
+  // no commit of this connection meanwhile (total_changes counts them all, FTS rows too), then hold.
+  const changes = o.db.prepare('SELECT total_changes()').pluck();
+  for (let pass = 0; pass < MAX_CATCH_UPS; pass++) {
+    const before = changes.get();
+    await checkpointer.catchUp();
+    if (changes.get() === before) break;
+  }
   const truncate = checkpointer.truncate();
   o.hold(truncate.catch(() => {}));
   try {
