@@ -8,6 +8,7 @@
  */
 import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import type { z } from 'zod';
+import { isCheckedBody } from './sliced-body.ts';
 import { parseWith } from './validate.ts';
 
 export type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -22,6 +23,8 @@ const PART_NAME: Record<string, string> = { body: 'body', querystring: 'query', 
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => {
   const where = PART_NAME[httpPart ?? 'body'] ?? 'body';
   return (data: unknown) => {
+    // A body a route checked in slices (sliced-body.ts) is final.
+    if (httpPart === 'body' && isCheckedBody(data)) return { value: data };
     try {
       return { value: parseWith(schema, data, where) };
     } catch (err) {

@@ -17,7 +17,9 @@ import {
   recallQuery,
   rememberAnswer,
   rememberBody,
+  rememberSliced,
 } from '../schemas/memories.ts';
+import { slicedBodyHook } from '../sliced-body.ts';
 import { SLICED_FROM_ITEMS, slicedJsonList } from '../sliced-json.ts';
 import type { ZodTypeProvider } from '../zod-routes.ts';
 
@@ -36,6 +38,9 @@ export async function memoryRoutes(app: FastifyInstance, opts: { calls: MemoryCa
   r.post(
     '/v1/memories',
     {
+      // A batch of many statements is checked in slices, not in one go (sliced-body.ts).
+      config: { slicedBody: rememberSliced },
+      preValidation: slicedBodyHook,
       schema: {
         summary: 'Remember one fact or a batch',
         body: rememberBody,

@@ -70,6 +70,13 @@ export const forgetBody = z.strictObject({
 /** `POST /v1/memories` body: one statement, or a batch under `statements` (validated whole before any write). */
 export const rememberBody = z.union([rememberOneBody, rememberBatchBody]);
 
+/** A long batch is checked a statement at a time (`sliced-body.ts`): the body with its statements unchecked. */
+export const rememberSliced = {
+  key: 'statements',
+  item: statementSchema,
+  envelope: rememberBatchBody.extend({ statements: z.array(z.unknown()).min(1).max(1000) }),
+};
+
 const storedValue = z.union([z.string(), z.number(), z.boolean()]);
 
 /** One event as history and export answer it ("which pod did the work" is `actor.session`). */
