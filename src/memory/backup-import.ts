@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, isTetherError, TetherError } from '../common/errors.ts';
-import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
+import { letOthersRun, SLICE_MS, TimeSlice } from '../common/time-slice.ts';
 import type { PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
 import type { MemoryEngine } from './engine.ts';
 import { checkImportedEvent } from './import-check.ts';
@@ -153,6 +153,8 @@ export async function importBackup(
   const events = items.events.map((e) => e.event);
   let imported = 0;
   for (let i = 0; i < events.length; ) {
+    // Between two chunks the light requests in flight go first, and the writes they queue before the next chunk.
+    if (i > 0) await letOthersRun();
     const part = events.slice(i, i + sizer.size);
     imported += await deps.engine.importEvents(part, { held: (ms) => sizer.took(part.length, ms) });
     i += part.length;

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
 import type { Clock } from '../../common/clock.ts';
 import { namespaceMismatch } from '../../common/errors.ts';
-import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
+import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { IMPORT_CHUNK, importBackup } from '../../memory/backup-import.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import { ChunkSizer } from '../../memory/import-chunks.ts';
@@ -189,6 +189,7 @@ export async function eventRoutes(
     let records = 0;
     const sizer = new ChunkSizer({ max: IMPORT_CHUNK, budgetMs: SLICE_MS });
     for (let i = 0; i < lines.records.length; ) {
+      if (i > 0) await letOthersRun(); // light requests first between two chunks
       const part = lines.records.slice(i, i + sizer.size);
       const started = performance.now();
       records += await store.importResume(part);
