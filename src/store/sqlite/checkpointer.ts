@@ -31,6 +31,7 @@ const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 const file = openSync(workerData.path, 'r');
 let backfilled = 0;
+const pause = new Int32Array(new SharedArrayBuffer(4));
 parentPort.on('message', (msg) => {
   if (msg === 'close') {
     db.close();
@@ -40,16 +41,20 @@ parentPort.on('message', (msg) => {
   }
   if (msg === 'truncate') {
     // The end of a purge (see purge.ts): the WAL copied back and cut to 0 bytes, so no older frame
-    // keeps an erased page. It may wait for readers to leave old snapshots, so here (only) a busy timeout.
+    // keeps an erased page. It waits for readers to leave the WAL, polling every 0.25 ms for 10 s at
+    // most: SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20… ms between tries, so a reader of a
+    // moment (another tenant's recall) cost ~55 ms, and the store holds its writes all that time.
     try {
-      db.pragma('busy_timeout = 10000');
-      const [r] = db.pragma('wal_checkpoint(TRUNCATE)');
+      let r;
+      for (let tries = 0; tries < 40000; tries++) {
+        [r] = db.pragma('wal_checkpoint(TRUNCATE)');
+        if (r.busy === 0) break;
+        Atomics.wait(pause, 0, 0, 0.25);
+      }
       backfilled = 0;
       parentPort.postMessage({ truncated: true, busy: r.busy });
     } catch (err) {
       parentPort.postMessage({ error: String((err && err.message) || err) });
-    } finally {
-      db.pragma('busy_timeout = 0');
     }
     return;
   }
