@@ -47,7 +47,10 @@ export class ForeignSessions {
       return undefined;
     }
     if (rec.gateway === this.#o.table.gatewayId) {
-      await store.end(svc.config.name, id); // ours but unknown here: left over from before a restart
+      // Ours but unknown here: left over from before a restart, or a bind that got no answer. Only the binding
+      // read: it may have gone since (the undo of that bind) and another gateway may have bound the session,
+      // which an unconditional end would take from under it (then bound again here: two instances).
+      await store.end(svc.config.name, id, rec);
       return undefined;
     }
     const inst = await this.#foreignInstance(svc, rec.id, rec.instance, signal);

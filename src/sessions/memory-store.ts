@@ -10,6 +10,7 @@ import {
   type BindResult,
   type InstanceRecord,
   isExpired,
+  type SessionBinding,
   type SessionPatch,
   type SessionRecord,
   type SessionStore,
@@ -58,10 +59,10 @@ export class MemorySessionStore implements SessionStore {
     if (patch.idleAt !== undefined) r.idleAt = patch.idleAt;
   }
 
-  async end(service: string, id: string): Promise<boolean> {
+  async end(service: string, id: string, only?: SessionBinding): Promise<boolean> {
     const key = slot(service, id);
     const r = this.#records.get(key);
-    if (!r) return false;
+    if (!r || (only && (r.instance !== only.instance || r.createdAt !== only.createdAt))) return false;
     this.#records.delete(key);
     this.#bound.get(slot(service, r.instance))?.delete(key);
     return true;

@@ -38,6 +38,9 @@ export interface SessionRecord {
 /** The fields `touch` may change. */
 export type SessionPatch = Partial<Pick<SessionRecord, 'state' | 'lastActive' | 'idleAt'>>;
 
+/** One binding of a session, as a read or a bind saw it: its instance and creation time. */
+export type SessionBinding = Pick<SessionRecord, 'instance' | 'createdAt'>;
+
 /** One instance as the store keeps it: enough to route to it from any gateway and to adopt it after a restart. */
 export interface InstanceRecord {
   name: string;
@@ -83,8 +86,11 @@ export interface SessionStore {
   get(service: string, id: string): Promise<SessionRecord | undefined>;
   /** Updates state, lastActive and/or idleAt of an existing record; no-op when it does not exist. */
   touch(service: string, id: string, patch: SessionPatch): Promise<void>;
-  /** Ends a session: removes its record and its place on the instance; true when one existed. */
-  end(service: string, id: string): Promise<boolean>;
+  /**
+   * Ends a session: removes its record and its place on the instance; true when one existed. With `only`, ends
+   * just that binding (same instance and createdAt), not one made since (maybe by another gateway).
+   */
+  end(service: string, id: string, only?: SessionBinding): Promise<boolean>;
   /** Live records (not expired), optionally of one service, ordered by createdAt then id. */
   list(service?: string): Promise<SessionRecord[]>;
   /** Creates or replaces an instance record. */

@@ -181,6 +181,25 @@ export function sessionStoreConformance(name: string, open: StoreFactory): void 
           assert.equal(await s.end(r.service, r.id), false);
           assert.equal((await s.bind(record({ instance: r.instance }), 1)).outcome, 'bound');
         }));
+
+      it('with a binding, ends only that one (same instance and createdAt), not one made since', () =>
+        withStore(open, async (s) => {
+          const first = record();
+          await s.bind(first, 1);
+          await s.end(first.service, first.id);
+          const since = record({ id: first.id, gateway: 'gw-2', createdAt: T0 + 1 });
+          await s.bind(since, 1);
+          assert.equal(await s.end(first.service, first.id, first), false);
+          assert.equal(await s.end(first.service, first.id, { instance: since.instance, createdAt: T0 }), false);
+          assert.deepEqual(await s.get(since.service, since.id), since);
+          assert.deepEqual(
+            (await s.list()).map((r) => r.id),
+            [since.id],
+          );
+          assert.equal(await s.end(since.service, since.id, since), true);
+          assert.equal(await s.get(since.service, since.id), undefined);
+          assert.equal((await s.bind(record({ instance: since.instance }), 1)).outcome, 'bound');
+        }));
     });
 
     describe('list', () => {

@@ -38,7 +38,7 @@ import {
 } from './orphans.ts';
 import { instanceEnv } from './process-env.ts';
 import { isStopped, killVerifiedMembers, observeState, signalGroup } from './process-group.ts';
-import { pickFreePort, waitReady } from './readiness.ts';
+import { leasePort, type PortLease, waitReady } from './readiness.ts';
 
 /** Options of `LocalRuntime`. */
 export interface LocalRuntimeOptions {
@@ -56,6 +56,8 @@ export interface LocalRuntimeOptions {
   stateDir?: string;
   /** Sandboxes each instance (isolation/choose-isolation.ts builds it); plain process groups without. */
   isolation?: Isolation;
+  /** The OS's pick of a free port (tests make it offer one port twice). @default pickFreePort */
+  pickPort?: () => Promise<number>;
 }
 
 interface Proc {
@@ -88,6 +90,7 @@ export class LocalRuntime implements InstanceRuntime {
   readonly #stateDir: string;
   readonly #watch: NodeJS.Timeout;
   readonly #isolation: Isolation | undefined;
+  readonly #pickPort: (() => Promise<number>) | undefined;
   readonly #killAllSync = () => {
     for (const p of this.#procs.values()) {
       p.sandbox?.signal('SIGKILL');
@@ -104,6 +107,7 @@ export class LocalRuntime implements InstanceRuntime {
     if (!(this.#graceMs >= 0)) throw new Error(`Cannot run instances as 'graceMs' must be >= 0: got ${this.#graceMs}`);
     this.#stateDir = options.stateDir ?? defaultStateDir();
     this.#isolation = options.isolation;
+    this.#pickPort = options.pickPort;
     ensureStateDir(this.#stateDir);
     this.#watch = setInterval(() => this.#check(), WATCH_MS);
     this.#watch.unref();
@@ -114,10 +118,19 @@ export class LocalRuntime implements InstanceRuntime {
 
   async start(spec: InstanceSpec): Promise<StartedInstance> {
     if (this.#closed) throw new Error('runtime is closed');
-    const [file, ...args] = spec.argv;
-    if (!file) throw new Error(`instance ${spec.name} has no command`);
+    if (!spec.argv[0]) throw new Error(`instance ${spec.name} has no command`);
     const sandbox = await this.#isolation?.prepare(spec);
-    const port = sandbox?.port || (await pickFreePort());
+    // A sandbox has an address of its own; a plain process holds its port (readiness.ts) until it listens.
+    const lease = sandbox?.port ? undefined : await leasePort(this.#pickPort);
+    try {
+      return await this.#launch(spec, sandbox, sandbox?.port || (lease as PortLease).port);
+    } finally {
+      lease?.release();
+    }
+  }
+
+  async #launch(spec: InstanceSpec, sandbox: Sandbox | undefined, port: number): Promise<StartedInstance> {
+    const [file, ...args] = spec.argv as [string, ...string[]]; // checked by start
     const host = sandbox?.host ?? HOST;
     if (this.#closed) {
       await sandbox?.release();

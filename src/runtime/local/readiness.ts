@@ -1,7 +1,8 @@
 /**
  * @module
- * Readiness checks of a local instance: free-port picking, then polling until the port accepts
- * connections (or an HTTP path answers 2xx). No process handling here. Used by local-runtime.ts.
+ * Readiness checks of a local instance: free-port picking (a port leased to one starting instance of this
+ * process at a time), then polling until the port accepts connections (or an HTTP path answers 2xx). No process
+ * handling here. Used by local-runtime.ts.
  */
 import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
@@ -19,6 +20,32 @@ export function pickFreePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Ports leased to instances of this process (every runtime in it) that may not listen on them yet. */
+const leased = new Set<number>();
+
+/** A port leased to one starting instance: `release` once it listens on it (or never will). */
+export interface PortLease {
+  port: number;
+  release(): void;
+}
+
+/**
+ * A free port for a new instance that no other starting instance of this process holds. The OS frees a picked
+ * port at once and may offer it again before the app listens on it: two instances starting together would then
+ * share it, one fails to listen, and the other's readiness probe (a connect) is answered by the first — its
+ * session would be served by another session's process (two gateways in one process, or one starting several).
+ * @param pick the OS pick @default pickFreePort
+ */
+export async function leasePort(pick: () => Promise<number> = pickFreePort): Promise<PortLease> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = await pick();
+    if (leased.has(port)) continue;
+    leased.add(port);
+    return { port, release: () => leased.delete(port) };
+  }
+  throw new Error('no free port: every port offered is leased to a starting instance');
 }
 
 /** True when a TCP connection to host:port succeeds. */

@@ -1,6 +1,6 @@
 --- Ends a session: deletes its record and removes it from its instance's set and the service index. With
---- ARGV[3] and ARGV[4] it ends only the binding one bind attempt made (same instance and createdAt): the undo
---- of a bind that got no answer, which must not end a binding made since.
+--- ARGV[3] and ARGV[4] it ends only that one binding (same instance and createdAt): the undo of a bind that got
+--- no answer, or the end of a record a gateway read, neither of which must end a binding made since.
 --- KEYS[1] session hash            <prefix>s:<service>:<id>
 --- KEYS[2] service's session index <prefix>si:<service>
 --- ARGV[1] session id   ARGV[2] instance set prefix <prefix>b:<service>:

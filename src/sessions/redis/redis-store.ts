@@ -21,6 +21,7 @@ import {
   type BindResult,
   type InstanceRecord,
   isExpired,
+  type SessionBinding,
   type SessionPatch,
   type SessionRecord,
   type SessionStore,
@@ -202,9 +203,10 @@ export class RedisSessionStore implements SessionStore {
     return this.#write(key, () => this.#redis.touchSession(key, ...fields));
   }
 
-  async end(service: string, id: string): Promise<boolean> {
+  async end(service: string, id: string, only?: SessionBinding): Promise<boolean> {
     const key = this.#sessionKey(service, id);
-    const write = () => this.#redis.endSession(key, this.#indexKey(service), id, `${this.#p}b:${service}:`);
+    const guard = only ? [only.instance, only.createdAt] : [];
+    const write = () => this.#redis.endSession(key, this.#indexKey(service), id, `${this.#p}b:${service}:`, ...guard);
     if (this.#down || this.#queue.has(key)) {
       this.#queue.put(key, write);
       return true;
