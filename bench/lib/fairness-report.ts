@@ -1,8 +1,8 @@
 /**
  * @module
  * The tables of bench:fairness: one run's rows (tenant B's latency beside each kind of tenant A's
- * work, as a ratio to B's quiet p99), and the medians over several runs, which the target is judged
- * on: a row of a run holds 3-300 of B's samples, so its p99 is close to its maximum, and one
+ * work, as a ratio to B's quiet p99), and the figures over several runs (medians and pooled samples);
+ * the target is judged on the median ratio: a row of a run holds 3-300 of B's samples, so its p99 is close to its maximum, and one
  * scheduling hiccup of a 2-core machine decides a single run's verdict.
  */
 import { fmt, median, summarize, table } from './stats.ts';
@@ -30,6 +30,8 @@ export interface RowFigures {
   p99: number;
   max: number;
   ratio: number;
+  /** B's latencies beside the row (pooled over runs by `mediansTable`). */
+  latencies: number[];
 }
 
 /** The target of every row but the quiet one: B's p99 at most 2x quiet and its max at most 150 ms. */
@@ -40,10 +42,20 @@ export function rowFigures(windows: readonly RowWindow[], samples: readonly Samp
   let quietP99 = Number.NaN;
   return windows.map((w) => {
     const s = samples.filter(([at]) => at >= w.from && at <= w.to);
-    const lat = summarize(s.map(([, ms]) => ms));
+    const latencies = s.map(([, ms]) => ms);
+    const lat = summarize(latencies);
     if (Number.isNaN(quietP99)) quietP99 = lat.p99;
     const errors = s.filter(([, , , status]) => status >= 400 || status === 0).length;
-    return { name: w.name, aMs: w.ms, sent: w.sent, n: lat.count, errors, ...lat, ratio: lat.p99 / quietP99 };
+    return {
+      name: w.name,
+      aMs: w.ms,
+      sent: w.sent,
+      n: lat.count,
+      errors,
+      ...lat,
+      ratio: lat.p99 / quietP99,
+      latencies,
+    };
   });
 }
 
@@ -67,23 +79,41 @@ export function runTable(rows: readonly RowFigures[]): string {
 }
 
 /**
- * The medians over runs (same rows in the same order): per row the median of B's p99 and of its ratio
- * to that run's quiet p99, B's samples in all, and the worst max of any run; the verdict on those.
+ * The figures over runs (same rows in the same order): per row the median of B's p99 and of its ratio
+ * to that run's quiet p99; B's samples of all runs pooled, their p90 and p99 and that p99's ratio to the
+ * pooled quiet p99 (a row of one run holds 3-300 samples, all runs 5x as many); the worst max of any
+ * run. The verdict is on the median ratio and the worst max.
  */
 export function mediansTable(runs: readonly (readonly RowFigures[])[]): string {
   const first = runs[0] ?? [];
-  const head = ['row (what tenant A sends)', 'B n', 'median p99', 'median p99/quiet', 'worst max', 'target'];
+  const pooled = first.map((_, i) => summarize(runs.flatMap((run) => (run[i] as RowFigures).latencies)));
+  const quiet = pooled[0]?.p99 ?? Number.NaN;
+  const head = [
+    'row (what tenant A sends)',
+    'B n',
+    'median p99',
+    'median p99/quiet',
+    'pooled p90',
+    'pooled p99',
+    'pooled p99/quiet',
+    'worst max',
+    'target',
+  ];
   return table([
     head,
     ...first.map((r, i) => {
       const col = runs.map((run) => run[i] as RowFigures);
       const ratio = median(col.map((c) => c.ratio));
       const worst = Math.max(...col.map((c) => c.max));
+      const all = pooled[i] as ReturnType<typeof summarize>;
       return [
         r.name,
-        String(col.reduce((n, c) => n + c.n, 0)),
+        String(all.count),
         fmt(median(col.map((c) => c.p99))),
         i === 0 ? '1x' : `${fmt(ratio)}x`,
+        fmt(all.p90),
+        fmt(all.p99),
+        i === 0 ? '1x' : `${fmt(all.p99 / quiet)}x`,
         fmt(worst),
         i === 0 ? '' : verdict(ratio, worst),
       ];
