@@ -43,6 +43,9 @@ export const MAX_BATCH_STATEMENTS = 32;
 
 type WriteJob = Exclude<Job, { kind: 'exclusive' }>;
 
+/** Most batches in a row that take new jobs before a waiting rest of a big remember (see `#take`). */
+export const MAX_PASSED_OVER = 4;
+
 /** Most event-loop turns a batch waits for more jobs after the one that queued it (see `#schedule`). */
 const MAX_EXTRA_TURNS = 3;
 
@@ -59,6 +62,8 @@ export class MemoryWriter {
   #scheduled = false;
   /** Outcomes of the parts of a big assertion job written so far (it is done once all are). */
   readonly #written = new Map<AssertJob, AssertResult[]>();
+  /** Batches taken in a row with new jobs only while the rest of a big remember waited. */
+  #passedOver = 0;
   /** Ends the wait of a batch of later parts for light requests (a new job came). */
   #wake: (() => void) | null = null;
 
@@ -212,17 +217,29 @@ export class MemoryWriter {
   /**
    * Takes the next batch off the queue: jobs in order, up to the first exclusive one, at most
    * `MAX_BATCH_STATEMENTS` statements. Jobs not yet started go first: the rest of a big remember is
-   * taken only when none is queued (so a small write never waits behind another tenant's big one for
-   * more than the part being written). A job that does not fit whole starts a batch of its own: its
+   * taken when none is queued, or after `MAX_PASSED_OVER` batches passed it over (so a small write
+   * rarely waits behind another tenant's big one for more than the part being written, and the big one
+   * still ends under a steady stream of small ones). A job that does not fit whole starts a batch of its own: its
    * first part, or its next (the rest is queued again once the part commits: `#settlePart`).
    */
   #take(): Part[] {
     const end = this.#queue.findIndex((j) => j.kind === 'exclusive');
     const ahead = (end < 0 ? this.#queue : this.#queue.slice(0, end)) as WriteJob[];
     const fresh = ahead.filter((j) => !this.#written.has(j as AssertJob));
+    const waiting = ahead.filter((j) => this.#written.has(j as AssertJob));
+    // Under a steady stream of new jobs the rest of a big remember would never be taken: after
+    // MAX_PASSED_OVER batches that passed it over, one takes the oldest waiting rest first.
+    let pool: WriteJob[] = fresh;
+    if (waiting.length === 0 || fresh.length === 0) {
+      pool = ahead;
+      this.#passedOver = 0;
+    } else if (++this.#passedOver > MAX_PASSED_OVER) {
+      pool = [waiting[0] as WriteJob, ...fresh];
+      this.#passedOver = 0;
+    }
     const parts: Part[] = [];
     let room = MAX_BATCH_STATEMENTS;
-    for (const job of fresh.length > 0 ? fresh : ahead) {
+    for (const job of pool) {
       if (room === 0 || parts.length >= MAX_BATCH) break;
       if (job.kind === 'retract') {
         parts.push({ job });

@@ -13,7 +13,7 @@ import { MemoryEngine, type Statement, type WriteContext } from '../../src/memor
 import { foldFact } from '../../src/memory/fold.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { RegistryBook } from '../../src/memory/registry-book.ts';
-import { MAX_BATCH_STATEMENTS } from '../../src/memory/writer.ts';
+import { MAX_BATCH_STATEMENTS, MAX_PASSED_OVER } from '../../src/memory/writer.ts';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../src/store/store.ts';
@@ -56,6 +56,8 @@ for (const [name, open] of stores) {
         firstCommit = resolve;
       });
       const failAt = { call: 0 };
+      /** Called after each commit (a test queues more writes from it). */
+      const hooks = { onCommit: () => {} };
       const { writeFacts } = store;
       let calls = 0;
       store.writeFacts = async function counted(scope, plan) {
@@ -67,11 +69,12 @@ for (const [name, open] of stores) {
         })) as [unknown, string[]];
         commits.push(out[1]);
         firstCommit();
+        hooks.onCommit();
         return out[0];
       } as typeof store.writeFacts;
       const values = async (ctx: WriteContext) =>
         (await store.groupEvents(ctx.namespace, [{ subject: 'project', predicate: 'note' }])).map((e) => e.value);
-      return { store, engine, commits, committed, failAt, values };
+      return { store, engine, commits, committed, failAt, values, hooks };
     }
 
     it('stores nothing of a batch refused by validation', async (t) => {
@@ -122,6 +125,37 @@ for (const [name, open] of stores) {
       assert.ok(withB < (withA.at(-1) as number), `B (commit ${withB}) before A's last part (${withA.at(-1)})`);
       // A write queued while A's parts go on is not filled up with the next one: it waits for one part at most.
       assert.deepEqual(commits[withB], [b.namespace], "B's remember in a transaction of its own");
+    });
+
+    it('ends a big remember under a steady stream of small ones, passing it over a bounded number of times', async (t) => {
+      const { store, engine, commits, hooks } = await setup(t);
+      const a = contextOf('acme');
+      const b = contextOf('globex');
+      const small: Promise<unknown>[] = [];
+      // Every commit queues one more small write, so a new job always waits when the next batch is taken.
+      hooks.onCommit = () => {
+        if (small.length < 60) {
+          small.push(engine.remember(b, [{ subject: 'project', predicate: 'note', value: `b ${small.length}` }]));
+        }
+      };
+      const big = await engine.remember(a, notes('a', 5 * MAX_BATCH_STATEMENTS), 'statements');
+      const queuedWhenDone = small.length;
+      hooks.onCommit = () => {};
+      await Promise.all(small);
+      assert.equal(big.length, 5 * MAX_BATCH_STATEMENTS);
+      assert.ok(queuedWhenDone < 60, `A ended while the stream went on (${queuedWhenDone} small writes queued)`);
+      const withA = commits.flatMap((ns, i) => (ns.includes(a.namespace) ? [i] : []));
+      const gaps = withA.slice(1).map((at, i) => at - (withA[i] as number) - 1);
+      t.diagnostic(`small commits between A's parts: ${gaps.join(',')}`);
+      // One batch at a time (SQLite): the passed-over batches are all that commit between two parts. Where
+      // batches are written at once (PostgreSQL), small ones also turn over beside a part in flight, as many
+      // as time allows: there the test holds A to ending while the stream goes on (above).
+      if ((store.writeConcurrency ?? 1) === 1) {
+        assert.ok(
+          gaps.every((g) => g <= MAX_PASSED_OVER),
+          `at most ${MAX_PASSED_OVER} batches between parts: ${gaps}`,
+        );
+      }
     });
 
     it('leaves a prefix when a part fails; the batch sent again stores the rest as already known', async (t) => {
