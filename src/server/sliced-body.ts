@@ -6,7 +6,8 @@
  * route's validator and the well-formed hook otherwise do, a batch of 500 held the loop 10-50 ms
  * (bench:fairness). The errors are those of the whole-body check: 400 naming the first bad field
  * (`statements[150].value`), nothing stored. A route opts in with `config.slicedBody` and the hook of
- * `slicedBodyHook`; the body it leaves is final, and the validator passes it through (`isCheckedBody`).
+ * `slicedBodyHook`, which then checks all of its body's text; the body it leaves is final, and the
+ * validator passes it through (`isCheckedBody`).
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
@@ -74,9 +75,14 @@ export async function parseBodyInSlices(
   return out;
 }
 
-/** The `preValidation` hook of a route with `config.slicedBody`: a long array's body is checked here, in slices. */
+/**
+ * The `preValidation` hook of a route with `config.slicedBody`, which owns its body's text check (the
+ * well-formed hook leaves it): a long array's body is checked and parsed here, in slices; any other is
+ * checked for well-formed text whole and left to the route's validator.
+ */
 export async function slicedBodyHook(req: FastifyRequest): Promise<void> {
   const spec = req.routeOptions.config.slicedBody;
-  if (!spec || longArray(req.body, spec) === null) return;
-  req.body = await parseBodyInSlices(req.body as Record<string, unknown>, spec);
+  if (spec && longArray(req.body, spec) !== null) {
+    req.body = await parseBodyInSlices(req.body as Record<string, unknown>, spec);
+  } else if (typeof req.body !== 'string') requireWellFormed(req.body, 'body');
 }
