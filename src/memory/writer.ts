@@ -191,7 +191,7 @@ export class MemoryWriter {
     try {
       // Only later parts of big remembers are left: they wait while light requests are in flight
       // (`light-first.ts`), the slot held, until one of those queues a job (written first, at once).
-      if (!this.#hasFresh() && lightInFlight() > 0) {
+      if (this.#ahead().fresh.length === 0 && lightInFlight() > 0) {
         await Promise.race([afterLightRequests(), new Promise<void>((wake) => (this.#wake = wake))]);
         this.#wake = null;
       }
@@ -205,33 +205,34 @@ export class MemoryWriter {
     }
   }
 
-  /** Whether a job not yet started (not the rest of a big remember) is queued before any exclusive job. */
-  #hasFresh(): boolean {
+  /**
+   * The write jobs queued before the first exclusive one: those not yet started (`fresh`) and the rests
+   * of big remembers whose earlier parts are written (`waiting`), each in queue order.
+   */
+  #ahead(): { fresh: WriteJob[]; waiting: WriteJob[] } {
+    const fresh: WriteJob[] = [];
+    const waiting: WriteJob[] = [];
     for (const job of this.#queue) {
-      if (job.kind === 'exclusive') return false;
-      if (!this.#written.has(job as AssertJob)) return true;
+      if (job.kind === 'exclusive') break;
+      (this.#written.has(job as AssertJob) ? waiting : fresh).push(job);
     }
-    return false;
+    return { fresh, waiting };
   }
 
   /**
-   * Takes the next batch off the queue: jobs in order, up to the first exclusive one, at most
-   * `MAX_BATCH_STATEMENTS` statements. Jobs not yet started go first: the rest of a big remember is
-   * taken when none is queued, or after `MAX_PASSED_OVER` batches passed it over (so a small write
-   * rarely waits behind another tenant's big one for more than the part being written, and the big one
-   * still ends under a steady stream of small ones). A job that does not fit whole starts a batch of its own: its
-   * first part, or its next (the rest is queued again once the part commits: `#settlePart`).
+   * Takes the next batch off the queue: jobs up to the first exclusive one, at most
+   * `MAX_BATCH_STATEMENTS` statements. Jobs not yet started go first, in order; the rest of a big
+   * remember is taken when none is queued, or first after `MAX_PASSED_OVER` batches passed it over.
+   * So a small write rarely waits behind another tenant's big one for more than the part being
+   * written, and the big one still ends under a steady stream of small ones. A job that does not fit
+   * whole starts a batch of its own: its first part, or its next (the rest is queued again once the
+   * part commits: `#settlePart`).
    */
   #take(): Part[] {
-    const end = this.#queue.findIndex((j) => j.kind === 'exclusive');
-    const ahead = (end < 0 ? this.#queue : this.#queue.slice(0, end)) as WriteJob[];
-    const fresh = ahead.filter((j) => !this.#written.has(j as AssertJob));
-    const waiting = ahead.filter((j) => this.#written.has(j as AssertJob));
-    // Under a steady stream of new jobs the rest of a big remember would never be taken: after
-    // MAX_PASSED_OVER batches that passed it over, one takes the oldest waiting rest first.
-    let pool: WriteJob[] = fresh;
+    const { fresh, waiting } = this.#ahead();
+    let pool = fresh;
     if (waiting.length === 0 || fresh.length === 0) {
-      pool = ahead;
+      pool = [...fresh, ...waiting];
       this.#passedOver = 0;
     } else if (++this.#passedOver > MAX_PASSED_OVER) {
       pool = [waiting[0] as WriteJob, ...fresh];
