@@ -43,7 +43,7 @@ parentPort.on('message', (msg) => {
     // The end of a purge (see purge.ts): the WAL copied back and cut to 0 bytes, so no older frame
     // keeps an erased page. It waits for readers to leave the WAL, polling every 0.25 ms for 10 s at
     // most: SQLite's own busy handler sleeps 1, 2, 5, 10, 15, 20… ms between tries, so a reader of a
-    // moment (another tenant's recall) cost ~55 ms, and the store holds its writes all that time.
+    // moment (another tenant's recall) could cost tens of ms, while the store holds its writes.
     try {
       let r;
       for (let tries = 0; tries < 40000; tries++) {
