@@ -63,3 +63,25 @@ export async function openBrowser(t: TestContext, viewport = { width: 1280, heig
   });
   return watched;
 }
+
+/**
+ * Waits for the console's sign-in form. If it never shows, the error carries what the page showed and
+ * the errors and refused calls it saw (the form waits on the console's config; a failure there is
+ * otherwise only a timeout).
+ */
+export async function signInShown(w: WatchedPage): Promise<void> {
+  try {
+    await w.page.getByLabel('Memory API key').waitFor();
+  } catch (err) {
+    const shown = await w.page
+      .locator('body')
+      .textContent({ timeout: 5_000 })
+      .then(
+        (text) => text ?? '',
+        (e: Error) => `(no body text: ${e.message})`,
+      );
+    throw new Error(
+      `the sign-in form did not show: ${(err as Error).message}\npage: ${shown.slice(0, 500)}\nerrors: ${JSON.stringify(w.errors)}\nrefused: ${JSON.stringify(w.refused)}`,
+    );
+  }
+}

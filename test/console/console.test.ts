@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
 import { send, serviceYaml } from '../gateway/helpers/harness.ts';
-import { openBrowser } from './browser.ts';
+import { openBrowser, signInShown } from './browser.ts';
 
 // Screenshots for docs/cli.md are written when this names a folder (TETHER_SCREENSHOTS=docs).
 const SHOTS = process.env.TETHER_SCREENSHOTS;
@@ -111,8 +111,10 @@ after(async () => {
 
 describe('web console (Chromium)', () => {
   it('signs in, shows a live session, an agent with a fact history and an as-of read, and revokes a key', async (t) => {
-    const { page, errors, refused } = await openBrowser(t);
+    const watched = await openBrowser(t);
+    const { page, errors, refused } = watched;
     await page.goto(platform.consoleUrl);
+    await signInShown(watched);
     await page.getByLabel('Memory API key').fill(adminKey);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -187,8 +189,10 @@ describe('web console (Chromium)', () => {
   });
 
   it('is usable at 390 px: no sideways scrolling, tables as labelled cards', async (t) => {
-    const { page, errors } = await openBrowser(t, { width: 390, height: 844 });
+    const watched = await openBrowser(t, { width: 390, height: 844 });
+    const { page, errors } = watched;
     await page.goto(platform.consoleUrl);
+    await signInShown(watched);
     await page.getByLabel('Memory API key').fill(adminKey);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -216,8 +220,10 @@ describe('web console (Chromium)', () => {
       value: 'red',
     });
     assert.equal(fact.status, 200, JSON.stringify(fact.json));
-    const { page, errors, refused } = await openBrowser(t);
+    const watched = await openBrowser(t);
+    const { page, errors, refused } = watched;
     await page.goto(platform.consoleUrl);
+    await signInShown(watched);
     await page.getByLabel('Memory API key').fill(minted.json.key);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -241,13 +247,15 @@ describe('web console (Chromium)', () => {
   });
 
   it('ends a session and deletes an instance with a confirm; their next request gets a new instance', async (t) => {
-    const { page, errors, refused } = await openBrowser(t);
+    const watched = await openBrowser(t);
+    const { page, errors, refused } = watched;
     const hit = (key: string) => send(platform.gateway.publicUrl, { host: HOST, headers: { cookie: `app=${key}` } });
     // The instance name the app prints (its pid may be the same in every instance: each has its own PID namespace).
     const served = (r: { body: string }) => /^Instance: (\S+)/m.exec(r.body)?.[1];
     const first = await hit('end-me-please-now');
     assert.equal(first.status, 200);
     await page.goto(platform.consoleUrl);
+    await signInShown(watched);
     await page.getByLabel('Memory API key').fill(adminKey);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
