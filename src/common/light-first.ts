@@ -48,6 +48,14 @@ export function runAs<T>(ticket: Ticket, fn: () => T): T {
   return lane.run(ticket, fn);
 }
 
+/**
+ * Runs `fn` (and what it starts) as the work of no request: background work (an index merge a
+ * request's write set off) neither demotes that request nor waits for it.
+ */
+export function outsideRequests<T>(fn: () => T): T {
+  return lane.exit(fn);
+}
+
 /** The request is answered (or gone). */
 export function release(ticket: Ticket): void {
   if (!open.delete(ticket)) return;

@@ -7,11 +7,21 @@
  * one transaction per flush: after `delayMs`, when `maxRows` are waiting, and always before anything
  * reads the index (the store flushes first), so a search still sees every write made before it.
  *
+ * Merging: FTS5's automerge does a quantum of merge work (64 leaf pages per level) inside whichever
+ * transaction wrote the 64th new leaf page since the last: a timed flush, or a purge's delete slice,
+ * then held the event loop 15-40 ms (bench:fairness, a probe timing each transaction). So automerge is
+ * off, and after each flush the queue merges in steps of `MERGE_PAGES` pages, each its own short
+ * transaction, light requests first between two (`letOthersRun`), until no level holds `usermerge`
+ * (4) segments: the same segments automerge would merge, in slices. FTS5's crisis merge (16 segments
+ * on one level) still bounds the index if the steps ever fall behind.
+ *
  * Crash safety: a `meta` row `fts_seq` records the highest event `seq` indexed, written in the same
  * transaction as the rows. Events past it (queued when the process died) are indexed at open
  * (`SqliteStore` does that with `addAll` + `flush`).
  */
 import type Database from 'better-sqlite3';
+import { outsideRequests } from '../../common/light-first.ts';
+import { letOthersRun } from '../../common/time-slice.ts';
 
 /**
  * Most rows a timed flush indexes in one transaction (about 1 ms of the event loop: 256 took 3-6 ms in
@@ -20,12 +30,20 @@ import type Database from 'better-sqlite3';
  */
 const TIMED_FLUSH_ROWS = 64;
 
+/** FTS pages one background merge step writes (about a ms). */
+export const MERGE_PAGES = 16;
+
+/** Most merge steps one run of merging takes; the next flush starts another (a bound on a loop). */
+const MAX_MERGE_STEPS = 10_000;
+
 /** Options of `FtsQueue`. */
 export interface FtsQueueOptions {
   /** Longest a queued row waits before a flush (ms). @default 50 */
   delayMs?: number;
   /** Queued rows that trigger a flush at once. @default 4096 */
   maxRows?: number;
+  /** While it gives a promise, writes must wait for it (a purge's WAL truncate): merging waits too. */
+  held?: () => Promise<void> | null;
 }
 
 /** An event as the indexer needs it. */
@@ -42,13 +60,25 @@ export class FtsQueue {
   readonly #insert: Database.Statement;
   readonly #setMark: Database.Statement;
   readonly #flushTx: (rows: FtsSource[]) => void;
+  readonly #held: () => Promise<void> | null;
+  readonly #mergeStep: Database.Statement;
+  readonly #changes: Database.Statement;
   #pending: FtsSource[] = [];
   #timer: NodeJS.Timeout | null = null;
+  /** A run of merge steps is under way (`#merge`). */
+  #merging: Promise<void> | null = null;
+  /** Merge steps run (tests follow merging by it). */
+  merges = 0;
 
   constructor(db: Database.Database, options: FtsQueueOptions = {}) {
     this.#db = db;
     this.#delayMs = options.delayMs ?? 50;
     this.#maxRows = options.maxRows ?? 4096;
+    this.#held = options.held ?? (() => null);
+    // Stored in the index's config: every connection's writes leave merging to `#merge` steps.
+    db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 0)").run();
+    this.#mergeStep = db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${MERGE_PAGES})`);
+    this.#changes = db.prepare('SELECT total_changes()').pluck();
     // No mark yet: a new database (no events), or one written before indexing was deferred, when
     // every stored event was indexed in its own transaction.
     db.prepare("INSERT OR IGNORE INTO meta (key, value) SELECT 'fts_seq', coalesce(max(seq), 0) FROM events").run();
@@ -119,6 +149,38 @@ export class FtsQueue {
     } catch (err) {
       this.#pending = rows.concat(this.#pending); // kept for the next flush (or recovery at the next open)
       throw err;
+    }
+    this.#mergeSoon();
+  }
+
+  /** Resolves once the merge steps under way (if any) are done. */
+  merged(): Promise<void> {
+    return this.#merging ?? Promise.resolve();
+  }
+
+  /** Starts merging in steps unless a run is under way (it goes on until nothing is left to merge). */
+  #mergeSoon(): void {
+    if (this.#merging) return;
+    // The flush may run in a request's context (its write queued the rows): merging is no request's.
+    this.#merging = outsideRequests(() => this.#merge()).finally(() => {
+      this.#merging = null;
+    });
+  }
+
+  async #merge(): Promise<void> {
+    for (let steps = 0; steps < MAX_MERGE_STEPS; steps++) {
+      await letOthersRun();
+      for (let h = this.#held(); h; h = this.#held()) await h;
+      if (!this.#db.open) return;
+      const before = this.#changes.get() as number;
+      try {
+        this.#mergeStep.run();
+      } catch {
+        return; // nothing is lost: the segments stay, and the next flush merges again
+      }
+      this.merges++;
+      // FTS5: a merge step that found no level to merge changes fewer than 2 rows.
+      if ((this.#changes.get() as number) - before < 2) return;
     }
   }
 

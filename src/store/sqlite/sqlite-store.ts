@@ -109,7 +109,8 @@ export class SqliteStore implements Store {
       migrate(db);
       unfinished = leftoverRebuilds(db);
       db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
-      this.#fts = new FtsQueue(db);
+      // Merge steps wait, as writes do, while a purge's WAL truncate runs (`#purges` is set below).
+      this.#fts = new FtsQueue(db, { held: () => this.#purges?.held ?? null });
       this.#indexUnindexed();
     } catch (err) {
       db.close(); // a store that failed to open holds no connection (nor worker: none started yet)

@@ -147,7 +147,7 @@ describe('FtsQueue timed flushes', () => {
     const db = new Database(':memory:');
     t.after(() => db.close());
     db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE TABLE events_fts (body TEXT)'); // a plain table: the queue only inserts rowid + body
+    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
     const queue = new FtsQueue(db, { delayMs: 1 });
     const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ seq: from + i, body: `b${i}` }));
     const turn = () => new Promise((resolve) => setTimeout(resolve, 1));
@@ -169,5 +169,50 @@ describe('FtsQueue timed flushes', () => {
     queue.flush();
     assert.equal(queue.pending, 0);
     assert.equal(queue.mark, 1300);
+  });
+
+  it('merges the index in steps of its own after a flush, never inside it, until no level holds 4 segments', async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const queue = new FtsQueue(db, { delayMs: 60_000 });
+    const segments = () => db.prepare('SELECT count(DISTINCT segid) FROM events_fts_idx').pluck().get() as number;
+    const automerge = db.prepare("SELECT v FROM events_fts_config WHERE k = 'automerge'").pluck().get();
+    assert.equal(automerge, 0, 'automerge is off in the index config');
+    // Twelve flushes in one turn: each writes a segment, and none merges (merging waits for a turn).
+    for (let i = 0; i < 12; i++) {
+      queue.addAll([{ seq: i + 1, body: `wombat ${i} burrow` }]);
+      queue.flush();
+    }
+    assert.equal(segments(), 12);
+    assert.equal(queue.merges, 0);
+    await queue.merged();
+    assert.ok(queue.merges >= 2, `${queue.merges} merge steps`);
+    assert.ok(segments() < 4, `${segments()} segments left`);
+    const hits = db.prepare("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'wombat'").pluck().get();
+    assert.equal(hits, 12, 'every row is still found');
+  });
+
+  it('merges only once writes are no longer held (a purge truncating the WAL)', async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    let release = () => {};
+    let hold: Promise<void> | null = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const queue = new FtsQueue(db, { delayMs: 60_000, held: () => hold });
+    for (let i = 0; i < 6; i++) {
+      queue.addAll([{ seq: i + 1, body: `quokka ${i}` }]);
+      queue.flush();
+    }
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(queue.merges, 0, 'no merge step while writes are held');
+    hold = null;
+    release();
+    await queue.merged();
+    assert.ok(queue.merges >= 1);
   });
 });
