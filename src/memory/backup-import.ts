@@ -6,16 +6,17 @@
  * is checked against the version in force when it was recorded, as its write was (`import-check.ts`).
  * A refused request stores nothing. The checks let the event loop turn every few ms, and the events
  * are stored in chunks of at most `IMPORT_CHUNK`, sized so each holds the writer about `SLICE_MS`
- * (`import-chunks.ts`), one writer turn (one transaction) each, so other tenants' writes and reads go
+ * (`common/chunk-sizer.ts`), one writer turn (one transaction) each, so other tenants' writes and reads go
  * on between them. Called by the import route; knows nothing of HTTP.
  */
+
+import { ChunkSizer } from '../common/chunk-sizer.ts';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, isTetherError, TetherError } from '../common/errors.ts';
 import { letOthersRun, SLICE_MS, TimeSlice } from '../common/time-slice.ts';
 import type { PredicateDef, RegistryVersion, StoredEvent } from '../store/store.ts';
 import type { MemoryEngine } from './engine.ts';
 import { checkImportedEvent } from './import-check.ts';
-import { ChunkSizer } from './import-chunks.ts';
 import { checkRegistryChange, Registry, validatePredicates, versionAt } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
 

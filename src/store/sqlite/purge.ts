@@ -17,13 +17,18 @@
  * No VACUUM: its cost grows with the whole database, and it held every write for all of it.
  * Run in order by `purge-runner.ts`.
  */
+import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
+import { ChunkSizer } from '../../common/chunk-sizer.ts';
 import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
 
 /** Rows picked per statement inside a transaction (the slice's time decides how many statements). */
 const PICK = 32;
+
+/** Most rows one transaction of `inSlices` handles (its time and its commit's bound it first). */
+const MAX_SLICE_ROWS = 8192;
 
 /** FTS pages one merge step writes. */
 const MERGE_PAGES = 16;
@@ -60,32 +65,47 @@ export interface PurgeProgress {
 export interface SliceOptions {
   /** Called after each committed transaction that handled rows. */
   committed: () => void;
-  /** Most rows one call of the step handles. @default 32 */
+  /** Most rows one call of the step is asked to handle. @default 32 */
   pick?: number;
   /** Longest transaction in ms (each runs at least one step). @default SLICE_MS */
   sliceMs?: number;
+  /** The clock transactions are timed by (ms; a test's double). @default performance.now */
+  now?: () => number;
 }
 
 /**
- * Runs `step` (which handles at most `pick` rows and says how many) again and again in one
- * transaction until nothing is left or `sliceMs` passed; then lets the event loop turn; until done.
+ * Runs `step(limit)` (which handles at most `limit` rows, at most `pick`, and says how many) again
+ * and again in one transaction until nothing is left, `sliceMs` passed, or the transaction has the
+ * rows its predecessors' cost leaves room for; then lets the event loop turn; until done. The commit
+ * is part of a transaction's cost (it writes what the statements changed, index pages among them),
+ * so each is timed whole and the next sized by it (`ChunkSizer`).
  * @returns rows handled
  */
-export async function inSlices(db: Database.Database, step: () => number, o: SliceOptions): Promise<number> {
+export async function inSlices(
+  db: Database.Database,
+  step: (limit: number) => number,
+  o: SliceOptions,
+): Promise<number> {
   const pick = o.pick ?? PICK;
+  const sliceMs = o.sliceMs ?? SLICE_MS;
+  const sizer = new ChunkSizer({ max: MAX_SLICE_ROWS, budgetMs: sliceMs, first: pick });
+  const now = o.now ?? (() => performance.now());
   let total = 0;
-  const slice = db.transaction(() => {
-    const time = new TimeSlice(o.sliceMs ?? SLICE_MS);
+  const slice = db.transaction((rows: number) => {
+    const time = new TimeSlice(sliceMs);
     let n = 0;
-    for (let got = pick; got === pick; ) {
-      got = step();
+    while (n < rows) {
+      const limit = Math.min(pick, rows - n);
+      const got = step(limit);
       n += got;
-      if (time.due()) break;
+      if (got < limit || time.due()) break;
     }
     return n;
   });
   for (;;) {
-    const n = slice() as number;
+    const started = now();
+    const n = slice(sizer.size) as number;
+    sizer.took(n, now() - started);
     total += n;
     if (n === 0) return total;
     o.committed();
@@ -114,8 +134,8 @@ export async function deleteNamespaceRows(
   const committed = () => progress.deletes++;
   const events = await inSlices(
     db,
-    () => {
-      const seqs = pick.all(namespace, PICK) as number[];
+    (limit) => {
+      const seqs = pick.all(namespace, limit) as number[];
       for (const seq of seqs) {
         delFts.run(seq);
         delEvent.run(seq);
@@ -125,7 +145,7 @@ export async function deleteNamespaceRows(
     { committed },
   );
   let touched = events > 0;
-  if ((await inSlices(db, () => delBeliefs.run(namespace, PICK).changes, { committed })) > 0) touched = true;
+  if ((await inSlices(db, (limit) => delBeliefs.run(namespace, limit).changes, { committed })) > 0) touched = true;
   const resumeTables: string[] = [];
   for (const table of RESUME_TABLES) {
     // Every resume table leads its key (or its primary key index) with namespace; leases has no rowid.
@@ -134,7 +154,7 @@ export async function deleteNamespaceRows(
     ctx.markRebuild(table);
     resumeTables.push(table);
     const del = sql(`DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE namespace = ? LIMIT ?)`);
-    await inSlices(db, () => del.run(namespace, PICK).changes, { committed });
+    await inSlices(db, (limit) => del.run(namespace, limit).changes, { committed });
   }
   if (resumeTables.length > 0) touched = true;
   // SQLite may hand the highest erased seqs out again: new events there must count as not indexed.

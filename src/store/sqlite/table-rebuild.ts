@@ -106,9 +106,7 @@ export async function rebuildTable(db: Database.Database, table: string, o: Rebu
     })();
 
     // Rows already copied by a trigger are newer than the table's at the last step: OR IGNORE keeps them.
-    const pick = db
-      .prepare(`SELECT ${key} FROM ${q(table)} WHERE ${key} > ? ORDER BY ${key} LIMIT ${COPY_PICK}`)
-      .pluck();
+    const pick = db.prepare(`SELECT ${key} FROM ${q(table)} WHERE ${key} > ? ORDER BY ${key} LIMIT ?`).pluck();
     const put = db.prepare(
       `INSERT OR IGNORE INTO ${q(copy)} (${list}) SELECT ${list} FROM ${q(table)} WHERE ${key} > ? AND ${key} <= ?`,
     );
@@ -116,8 +114,8 @@ export async function rebuildTable(db: Database.Database, table: string, o: Rebu
     let after: number | string = Number.NEGATIVE_INFINITY;
     await inSlices(
       db,
-      () => {
-        const keys = pick.all(after) as (number | string)[];
+      (limit) => {
+        const keys = pick.all(after, limit) as (number | string)[];
         const last = keys[keys.length - 1];
         if (last === undefined) return 0;
         put.run(after, last);
@@ -144,8 +142,12 @@ export async function rebuildTable(db: Database.Database, table: string, o: Rebu
   }
   progress.rebuilds++;
   // Every page of the old table is freed (so zeroed) by the deletes and the final (cheap) DROP.
-  const erase = db.prepare(`DELETE FROM ${q(old)} WHERE ${key} IN (SELECT ${key} FROM ${q(old)} LIMIT ${ERASE_PICK})`);
-  await inSlices(db, () => erase.run().changes, { committed: () => progress.deletes++, pick: ERASE_PICK, sliceMs });
+  const erase = db.prepare(`DELETE FROM ${q(old)} WHERE ${key} IN (SELECT ${key} FROM ${q(old)} LIMIT ?)`);
+  await inSlices(db, (limit) => erase.run(limit).changes, {
+    committed: () => progress.deletes++,
+    pick: ERASE_PICK,
+    sliceMs,
+  });
   db.exec(`DROP TABLE ${q(old)}`);
 }
 

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { inSlices } from '../../../src/store/sqlite/purge.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, heldAll, makeEvent, makeKey } from '../conformance/helpers.ts';
 import { fenceOf, held, makeState, makeTurn, T0 } from '../conformance/resume-helpers.ts';
@@ -140,5 +142,52 @@ describe('SqliteStore.purgeNamespace', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('inSlices', () => {
+  it('times each transaction whole, commit included, and gives the next the rows that fit the slice at that cost', async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE r (id INTEGER PRIMARY KEY)');
+    const put = db.prepare('INSERT INTO r (id) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 1; i <= 300; i++) put.run(i);
+    })();
+    const del = db.prepare('DELETE FROM r WHERE id IN (SELECT id FROM r LIMIT ?)');
+    // The double clock: a transaction costs 0.5 ms a row, the commit's share of it among them (the
+    // clock is read before BEGIN and after COMMIT only).
+    let clock = 0;
+    let rowsThisTx = 0;
+    const perTx: number[] = [];
+    const limits: number[] = [];
+    const handled = await inSlices(
+      db,
+      (limit) => {
+        limits.push(limit);
+        const got = del.run(limit).changes;
+        rowsThisTx += got;
+        return got;
+      },
+      {
+        sliceMs: 4,
+        pick: 32,
+        now: () => {
+          clock += rowsThisTx * 0.5;
+          if (rowsThisTx > 0) perTx.push(rowsThisTx);
+          rowsThisTx = 0;
+          return clock;
+        },
+        committed: () => {},
+      },
+    );
+    assert.equal(handled, 300);
+    assert.equal(db.prepare('SELECT count(*) FROM r').pluck().get(), 0);
+    // 32 rows cost 16 ms: the next transactions get the 8 rows a 4 ms slice holds at 0.5 ms a row.
+    assert.deepEqual(perTx.slice(0, 3), [32, 8, 8]);
+    assert.ok(
+      limits.slice(1).every((l) => l <= 8),
+      `limits asked ${limits.join(',')}`,
+    );
   });
 });

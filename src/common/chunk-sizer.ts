@@ -1,9 +1,10 @@
 /**
  * @module
- * Sizes the chunks an import is stored in (one writer turn, one transaction each) by what the last
- * chunk cost: each holds the writer, and the event loop, about `budgetMs`, whatever an event costs
- * here (a new value's head reads, a fold of a fact's log, a loaded machine). Pure: told the time each
- * chunk took, never reads a clock. Used by `backup-import.ts`.
+ * Sizes chunks of heavy work by what the last ones cost, so each holds the event loop about
+ * `budgetMs` whatever an item costs here (a new value's head reads, a fold of a fact's log, a commit
+ * that rewrites index pages, a loaded machine). Pure: told the time each chunk took, never reads a
+ * clock. Used by an import (`memory/backup-import.ts`: one writer turn per chunk) and a purge's
+ * transactions (`store/sqlite/purge.ts`).
  */
 
 /** Events in the first chunk, before any was timed. */
