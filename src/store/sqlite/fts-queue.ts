@@ -3,38 +3,47 @@
  * Deferred full-text indexing for the SQLite store. FTS5 writes a new index segment (plus its
  * structure record and merge work) for every transaction that touches it: with one group commit per
  * few remembers that was ~12 of the ~68 pages each commit wrote (measured from the WAL with
- * bench/lib/remember-profile.ts). So appended events queue their FTS rows here and are indexed in
- * one transaction per flush: after `delayMs`, when `maxRows` are waiting, and always before anything
- * reads the index (the store flushes first), so a search still sees every write made before it.
+ * bench/lib/remember-profile.ts). So appended events queue their FTS rows here and are indexed
+ * later: in the background after `delayMs` (at once when `maxRows` are waiting), and all at once
+ * before anything reads the index (the store flushes first), so a search still sees every write
+ * made before it.
  *
- * Merging: FTS5's automerge does a quantum of merge work (64 leaf pages per level) inside whichever
- * transaction wrote the 64th new leaf page since the last: a timed flush, or a purge's delete slice,
- * then held the event loop 15-40 ms (bench:fairness, a probe timing each transaction). So automerge is
- * off, and after each flush the queue merges in steps of `MERGE_PAGES` pages, each its own short
- * transaction, light requests first between two (`letOthersRun`), until no level holds `usermerge`
- * (4) segments: the same segments automerge would merge, in slices. FTS5's crisis merge (16 segments
- * on one level) still bounds the index if the steps ever fall behind.
+ * The background indexing is heavy work done in steps, each its own short transaction, light
+ * requests first between two (`letOthersRun`), outside any request's context:
+ * - flushes of the rows that fit `SLICE_MS` at the cost of the last ones (`ChunkSizer`): an import's
+ *   thousands of rows otherwise went in back-to-back flushes that no small request could pass;
+ * - then merges of `MERGE_PAGES` pages until no level holds `usermerge` (4) segments. FTS5's automerge
+ *   does a quantum of merge work (64 leaf pages per level) inside whichever transaction wrote the
+ *   64th new leaf page since the last: a flush, or a purge's delete slice, then held the event loop
+ *   15-40 ms (bench:fairness, a probe timing each transaction). So automerge is off, and these steps
+ *   merge the same segments it would have, in slices. FTS5's crisis merge (16 segments on one level)
+ *   still bounds the index if the steps ever fall behind.
  *
  * Crash safety: a `meta` row `fts_seq` records the highest event `seq` indexed, written in the same
  * transaction as the rows. Events past it (queued when the process died) are indexed at open
  * (`SqliteStore` does that with `addAll` + `flush`).
  */
+import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
+import { ChunkSizer } from '../../common/chunk-sizer.ts';
 import { outsideRequests } from '../../common/light-first.ts';
-import { letOthersRun } from '../../common/time-slice.ts';
+import { letOthersRun, SLICE_MS } from '../../common/time-slice.ts';
 
 /**
- * Most rows a timed flush indexes in one transaction (about 1 ms of the event loop: 256 took 3-6 ms in
- * bench:fairness, longer than the small requests it delayed); the rest follow in the next turns. A
- * flush before a read indexes everything.
+ * Most rows a background flush indexes in one transaction (256 took 3-6 ms in bench:fairness, longer
+ * than the small requests it delayed); the cost of the last ones usually sizes it smaller. A flush
+ * before a read indexes everything.
  */
-const TIMED_FLUSH_ROWS = 64;
+const STEP_ROWS = 256;
 
-/** FTS pages one background merge step writes (about a ms). */
+/** Rows of the first background flush, before any was timed. */
+const FIRST_STEP_ROWS = 64;
+
+/** FTS pages one background merge step writes. */
 export const MERGE_PAGES = 16;
 
-/** Most merge steps one run of merging takes; the next flush starts another (a bound on a loop). */
-const MAX_MERGE_STEPS = 10_000;
+/** Most steps one run of background indexing takes; the next write starts another (a bound on a loop). */
+const MAX_STEPS = 100_000;
 
 /** Options of `FtsQueue`. */
 export interface FtsQueueOptions {
@@ -63,11 +72,14 @@ export class FtsQueue {
   readonly #held: () => Promise<void> | null;
   readonly #mergeStep: Database.Statement;
   readonly #changes: Database.Statement;
+  readonly #sizer = new ChunkSizer({ max: STEP_ROWS, budgetMs: SLICE_MS, first: FIRST_STEP_ROWS });
   #pending: FtsSource[] = [];
   #timer: NodeJS.Timeout | null = null;
-  /** A run of merge steps is under way (`#merge`). */
-  #merging: Promise<void> | null = null;
-  /** Merge steps run (tests follow merging by it). */
+  /** A run of background steps is under way (`#inSteps`). */
+  #working: Promise<void> | null = null;
+  /** Background flushes run (tests follow indexing by them). */
+  steps = 0;
+  /** Merge steps run. */
   merges = 0;
 
   constructor(db: Database.Database, options: FtsQueueOptions = {}) {
@@ -75,7 +87,7 @@ export class FtsQueue {
     this.#delayMs = options.delayMs ?? 50;
     this.#maxRows = options.maxRows ?? 4096;
     this.#held = options.held ?? (() => null);
-    // Stored in the index's config: every connection's writes leave merging to `#merge` steps.
+    // Stored in the index's config: every connection's writes leave merging to the background steps.
     db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 0)").run();
     this.#mergeStep = db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${MERGE_PAGES})`);
     this.#changes = db.prepare('SELECT total_changes()').pluck();
@@ -107,33 +119,27 @@ export class FtsQueue {
    */
   addAll(rows: readonly FtsSource[]): void {
     for (const r of rows) this.#pending.push(r);
-    if (this.#pending.length >= this.#maxRows) this.#flushQuietly();
-    else if (this.#timer === null && this.#pending.length > 0) {
-      this.#timer = setTimeout(() => this.#flushQuietly(), this.#delayMs);
-      this.#timer.unref();
-    }
+    if (this.#pending.length === 0 || this.#working) return;
+    if (this.#pending.length >= this.#maxRows) this.#later(0);
+    else this.#later(this.#delayMs);
   }
 
-  // A timed flush has no caller to report to; a failure keeps the rows queued and the next flush
-  // (a search, the next timer, close) throws it, or the next open re-indexes them.
-  #flushQuietly(): void {
-    try {
-      this.flush(TIMED_FLUSH_ROWS);
-      if (this.#pending.length > 0 && this.#timer === null && this.#db.open) {
-        this.#timer = setTimeout(() => this.#flushQuietly(), 0);
-        this.#timer.unref();
-      }
-    } catch {
-      if (this.#timer === null && this.#db.open) {
-        this.#timer = setTimeout(() => this.#flushQuietly(), this.#delayMs * 10);
-        this.#timer.unref();
-      }
+  /** Starts the background steps after `ms` (unless a timer already will). */
+  #later(ms: number): void {
+    if (this.#timer !== null) {
+      if (ms > 0) return;
+      clearTimeout(this.#timer);
     }
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#inStepsSoon();
+    }, ms);
+    this.#timer.unref();
   }
 
   /**
    * Indexes the queued rows now (the first `maxRows` of them), in one transaction. No-op when the
-   * queue is empty.
+   * queue is empty. Merging follows in the background.
    */
   flush(maxRows = Number.POSITIVE_INFINITY): void {
     if (this.#timer !== null) {
@@ -150,28 +156,46 @@ export class FtsQueue {
       this.#pending = rows.concat(this.#pending); // kept for the next flush (or recovery at the next open)
       throw err;
     }
-    this.#mergeSoon();
+    this.#inStepsSoon();
   }
 
-  /** Resolves once the merge steps under way (if any) are done. */
-  merged(): Promise<void> {
-    return this.#merging ?? Promise.resolve();
+  /** Resolves once the background steps under way (if any) are done. */
+  settled(): Promise<void> {
+    return this.#working ?? Promise.resolve();
   }
 
-  /** Starts merging in steps unless a run is under way (it goes on until nothing is left to merge). */
-  #mergeSoon(): void {
-    if (this.#merging) return;
-    // The flush may run in a request's context (its write queued the rows): merging is no request's.
-    this.#merging = outsideRequests(() => this.#merge()).finally(() => {
-      this.#merging = null;
+  /** Starts the background steps unless a run is under way (it goes on until nothing is left to do). */
+  #inStepsSoon(): void {
+    if (this.#working) return;
+    // Started from a request's write or read: the steps are no request's work.
+    this.#working = outsideRequests(() => this.#inSteps()).finally(() => {
+      this.#working = null;
+      // Rows queued after the last step looked (addAll leaves them to a run under way).
+      if (this.#pending.length > 0 && this.#timer === null && this.#db.open) this.#later(this.#delayMs);
     });
   }
 
-  async #merge(): Promise<void> {
-    for (let steps = 0; steps < MAX_MERGE_STEPS; steps++) {
+  /** Background flushes until nothing is queued, then merge steps until nothing is left to merge. */
+  async #inSteps(): Promise<void> {
+    for (let steps = 0; steps < MAX_STEPS; steps++) {
       await letOthersRun();
       for (let h = this.#held(); h; h = this.#held()) await h;
       if (!this.#db.open) return;
+      if (this.#pending.length > 0) {
+        const rows = Math.min(this.#sizer.size, this.#pending.length);
+        const started = performance.now();
+        try {
+          this.flush(rows);
+        } catch {
+          // The rows stay queued; the next flush (a search, a later step, close) throws it, or the
+          // next open re-indexes them.
+          this.#later(this.#delayMs * 10);
+          return;
+        }
+        this.#sizer.took(rows, performance.now() - started);
+        this.steps++;
+        continue;
+      }
       const before = this.#changes.get() as number;
       try {
         this.#mergeStep.run();

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { StoredEvent } from '../../../src/store/fact-store.ts';
+import { admit, release, runAs } from '../../../src/common/light-first.ts';
 import { FtsQueue } from '../../../src/store/sqlite/fts-queue.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, hitIds, makeEvent } from '../conformance/helpers.ts';
@@ -150,10 +151,11 @@ describe('FtsQueue timed flushes', () => {
     db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
     const queue = new FtsQueue(db, { delayMs: 1 });
     const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ seq: from + i, body: `b${i}` }));
-    const turn = () => new Promise((resolve) => setTimeout(resolve, 1));
+    // Each background step waits for a turn of the loop (an immediate): watched at every turn, one at a time.
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
     queue.addAll(rows(1, 600));
     const sizes: number[] = [];
-    for (let i = 0; i < 6000 && queue.pending > 0; i++) {
+    for (let i = 0; i < 1_000_000 && queue.pending > 0; i++) {
       const before = queue.pending;
       await turn();
       if (queue.pending < before) sizes.push(before - queue.pending);
@@ -187,11 +189,27 @@ describe('FtsQueue timed flushes', () => {
     }
     assert.equal(segments(), 12);
     assert.equal(queue.merges, 0);
-    await queue.merged();
+    await queue.settled();
     assert.ok(queue.merges >= 2, `${queue.merges} merge steps`);
     assert.ok(segments() < 4, `${segments()} segments left`);
     const hits = db.prepare("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'wombat'").pluck().get();
     assert.equal(hits, 12, 'every row is still found');
+  });
+
+  it("indexes in the background as no request's work: the request whose write queued the rows stays light", async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const queue = new FtsQueue(db, { delayMs: 1 });
+    const ticket = admit();
+    t.after(() => release(ticket));
+    runAs(ticket, () => queue.addAll([{ seq: 1, body: 'numbat' }]));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await queue.settled();
+    assert.equal(queue.pending, 0);
+    assert.ok(queue.steps >= 1);
+    assert.equal(ticket.light, true, 'the background steps did not demote the request');
   });
 
   it('merges only once writes are no longer held (a purge truncating the WAL)', async (t) => {
@@ -212,7 +230,7 @@ describe('FtsQueue timed flushes', () => {
     assert.equal(queue.merges, 0, 'no merge step while writes are held');
     hold = null;
     release();
-    await queue.merged();
+    await queue.settled();
     assert.ok(queue.merges >= 1);
   });
 });
