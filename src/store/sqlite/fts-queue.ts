@@ -175,36 +175,52 @@ export class FtsQueue {
     });
   }
 
-  /** Background flushes until nothing is queued, then merge steps until nothing is left to merge. */
+  /**
+   * Background steps, one per turn: flushes of the rows queued when the run started (and of whole
+   * steps' worth queued since, or `maxRows`), and merge steps, alternating while both have work (merging never
+   * waits for a steady stream of writes to stop, and the rows of a few remembers still wait `delayMs`
+   * to go in one segment rather than one each). Ends when neither has any.
+   */
   async #inSteps(): Promise<void> {
+    let due = this.#pending.length;
+    let mergeLeft = true;
+    let lastFlushed = false;
     for (let steps = 0; steps < MAX_STEPS; steps++) {
       await letOthersRun();
       for (let h = this.#held(); h; h = this.#held()) await h;
       if (!this.#db.open) return;
-      if (this.#pending.length > 0) {
-        const rows = Math.min(this.#sizer.size, this.#pending.length);
-        const started = performance.now();
+      const step = Math.min(this.#sizer.size, this.#maxRows);
+      const flushWanted = this.#pending.length > 0 && (due > 0 || this.#pending.length >= step);
+      if (!flushWanted && !mergeLeft) return;
+      if (mergeLeft && (lastFlushed || !flushWanted)) {
+        lastFlushed = false;
+        const before = this.#changes.get() as number;
         try {
-          this.flush(rows);
+          this.#mergeStep.run();
         } catch {
-          // The rows stay queued; the next flush (a search, a later step, close) throws it, or the
-          // next open re-indexes them.
-          this.#later(this.#delayMs * 10);
-          return;
+          mergeLeft = false; // nothing is lost: the segments stay, and the next run merges again
+          continue;
         }
-        this.#sizer.took(rows, performance.now() - started);
-        this.steps++;
+        this.merges++;
+        // FTS5: a merge step that found no level to merge changes fewer than 2 rows.
+        mergeLeft = (this.#changes.get() as number) - before >= 2;
         continue;
       }
-      const before = this.#changes.get() as number;
+      const rows = Math.min(this.#sizer.size, this.#pending.length);
+      const started = performance.now();
       try {
-        this.#mergeStep.run();
+        this.flush(rows);
       } catch {
-        return; // nothing is lost: the segments stay, and the next flush merges again
+        // The rows stay queued; the next flush (a search, a later run, close) throws it, or the
+        // next open re-indexes them.
+        this.#later(this.#delayMs * 10);
+        return;
       }
-      this.merges++;
-      // FTS5: a merge step that found no level to merge changes fewer than 2 rows.
-      if ((this.#changes.get() as number) - before < 2) return;
+      this.#sizer.took(rows, performance.now() - started);
+      this.steps++;
+      due -= rows;
+      lastFlushed = true;
+      mergeLeft = true;
     }
   }
 

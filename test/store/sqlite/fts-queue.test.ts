@@ -196,6 +196,27 @@ describe('FtsQueue timed flushes', () => {
     assert.equal(hits, 12, 'every row is still found');
   });
 
+  it('merges between two background flushes while rows keep waiting, not only once none does', async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const queue = new FtsQueue(db, { delayMs: 60_000, maxRows: 1 });
+    for (let i = 0; i < 12; i++) {
+      queue.addAll([{ seq: i + 1, body: `bilby ${i}` }]);
+      queue.flush(); // twelve segments: a level to merge
+    }
+    queue.addAll(Array.from({ length: 3000 }, (_, i) => ({ seq: 13 + i, body: `bandicoot ${i}` })));
+    let mergedWhileQueued = false;
+    for (let i = 0; i < 1_000_000 && queue.pending > 0; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (queue.merges > 0 && queue.pending > 0) mergedWhileQueued = true;
+    }
+    await queue.settled();
+    assert.equal(queue.pending, 0);
+    assert.ok(mergedWhileQueued, `merges ${queue.merges}, flush steps ${queue.steps}`);
+  });
+
   it("indexes in the background as no request's work: the request whose write queued the rows stays light", async (t) => {
     const db = new Database(':memory:');
     t.after(() => db.close());
