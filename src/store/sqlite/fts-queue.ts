@@ -12,12 +12,15 @@
  * requests first between two (`letOthersRun`), outside any request's context:
  * - flushes of the rows that fit `SLICE_MS` at the cost of the last ones (`ChunkSizer`): an import's
  *   thousands of rows otherwise went in back-to-back flushes that no small request could pass;
- * - then merges of `MERGE_PAGES` pages until no level holds `usermerge` (4) segments. FTS5's automerge
- *   does a quantum of merge work (64 leaf pages per level) inside whichever transaction wrote the
- *   64th new leaf page since the last: a flush, or a purge's delete slice, then held the event loop
- *   15-40 ms (bench:fairness, a probe timing each transaction). So automerge is off, and these steps
- *   merge the same segments it would have, in slices. FTS5's crisis merge (16 segments on one level)
- *   still bounds the index if the steps ever fall behind.
+ * - merges of `MERGE_PAGES` pages of the levels that hold `usermerge` (4) segments or more. FTS5's
+ *   automerge does a quantum of merge work (64 leaf pages per level) inside whichever transaction
+ *   wrote the 64th new leaf page since the last: a flush, or a purge's delete slice, then held the
+ *   event loop 15-40 ms (bench:fairness, a probe timing each transaction). So automerge is off, and
+ *   these steps merge the same segments it would have, in slices, and as much as the writes earn
+ *   (one step per flush, one more per 64 rows flushed, `#mergeCredit`): like automerge, a big merge
+ *   (a bulk load's) goes on as writes come instead of all at once after them, which kept a read
+ *   worker and the loop busy for minutes after bench:memory's load. FTS5's crisis merge (16 segments
+ *   on one level) still bounds the index if the steps ever fall behind.
  *
  * Crash safety: a `meta` row `fts_seq` records the highest event `seq` indexed, written in the same
  * transaction as the rows. Events past it (queued when the process died) are indexed at open
@@ -44,6 +47,12 @@ export const MERGE_PAGES = 16;
 
 /** Most steps one run of background indexing takes; the next write starts another (a bound on a loop). */
 const MAX_STEPS = 100_000;
+
+/** Rows flushed that earn one more merge step (besides the one every flush earns). */
+const ROWS_PER_MERGE_STEP = 64;
+
+/** Most merge steps earned and not yet run. */
+const MAX_MERGE_CREDIT = 256;
 
 /** Options of `FtsQueue`. */
 export interface FtsQueueOptions {
@@ -77,6 +86,8 @@ export class FtsQueue {
   #timer: NodeJS.Timeout | null = null;
   /** A run of background steps is under way (`#inSteps`). */
   #working: Promise<void> | null = null;
+  /** Merge steps the flushes since the last run earned (`ROWS_PER_MERGE_STEP`). */
+  #mergeCredit = 0;
   /** Background flushes run (tests follow indexing by them). */
   steps = 0;
   /** Merge steps run. */
@@ -156,6 +167,8 @@ export class FtsQueue {
       this.#pending = rows.concat(this.#pending); // kept for the next flush (or recovery at the next open)
       throw err;
     }
+    const earned = 1 + Math.floor(rows.length / ROWS_PER_MERGE_STEP);
+    this.#mergeCredit = Math.min(MAX_MERGE_CREDIT, this.#mergeCredit + earned);
     this.#inStepsSoon();
   }
 
@@ -179,7 +192,8 @@ export class FtsQueue {
    * Background steps, one per turn: flushes of the rows queued when the run started (and of whole
    * steps' worth queued since, or `maxRows`), and merge steps, alternating while both have work (merging never
    * waits for a steady stream of writes to stop, and the rows of a few remembers still wait `delayMs`
-   * to go in one segment rather than one each). Ends when neither has any.
+   * to go in one segment rather than one each). Ends when no flush is due and no merge is left or
+   * earned.
    */
   async #inSteps(): Promise<void> {
     let due = this.#pending.length;
@@ -191,9 +205,11 @@ export class FtsQueue {
       if (!this.#db.open) return;
       const step = Math.min(this.#sizer.size, this.#maxRows);
       const flushWanted = this.#pending.length > 0 && (due > 0 || this.#pending.length >= step);
-      if (!flushWanted && !mergeLeft) return;
-      if (mergeLeft && (lastFlushed || !flushWanted)) {
+      const mergeWanted = mergeLeft && this.#mergeCredit > 0;
+      if (!flushWanted && !mergeWanted) return;
+      if (mergeWanted && (lastFlushed || !flushWanted)) {
         lastFlushed = false;
+        this.#mergeCredit--;
         const before = this.#changes.get() as number;
         try {
           this.#mergeStep.run();
@@ -204,6 +220,7 @@ export class FtsQueue {
         this.merges++;
         // FTS5: a merge step that found no level to merge changes fewer than 2 rows.
         mergeLeft = (this.#changes.get() as number) - before >= 2;
+        if (!mergeLeft) this.#mergeCredit = 0; // nothing to merge: no debt kept for later segments
         continue;
       }
       const rows = Math.min(this.#sizer.size, this.#pending.length);

@@ -217,6 +217,30 @@ describe('FtsQueue timed flushes', () => {
     assert.ok(mergedWhileQueued, `merges ${queue.merges}, flush steps ${queue.steps}`);
   });
 
+  it('merges only as much as its flushes earned: one step a flush, one more per 64 rows', async (t) => {
+    const db = new Database(':memory:');
+    t.after(() => db.close());
+    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const queue = new FtsQueue(db, { delayMs: 60_000 }); // automerge off from here
+    // Twelve segments of many pages each, written past the queue: far more merge work than one step's 16 pages.
+    const put = db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
+    let seq = 0;
+    for (let s = 0; s < 12; s++) {
+      db.transaction(() => {
+        for (let i = 0; i < 400; i++) put.run(++seq, `segment${s} word${seq} other${seq * 7} more${seq * 13}`);
+      })();
+    }
+    queue.addAll([{ seq: ++seq, body: 'echidna' }]);
+    queue.flush(); // earns one merge step
+    await queue.settled();
+    assert.equal(queue.merges, 1);
+    queue.addAll(Array.from({ length: 64 }, () => ({ seq: ++seq, body: 'echidna spines' })));
+    queue.flush(); // 64 rows: earns two
+    await queue.settled();
+    assert.equal(queue.merges, 3);
+  });
+
   it("indexes in the background as no request's work: the request whose write queued the rows stays light", async (t) => {
     const db = new Database(':memory:');
     t.after(() => db.close());
