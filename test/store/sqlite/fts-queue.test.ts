@@ -8,10 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
-import type { StoredEvent } from '../../../src/store/fact-store.ts';
 import { admit, release, runAs } from '../../../src/common/light-first.ts';
+import type { StoredEvent } from '../../../src/store/fact-store.ts';
 import { FtsQueue } from '../../../src/store/sqlite/fts-queue.ts';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
 import { freshNamespace, hitIds, makeEvent } from '../conformance/helpers.ts';
@@ -143,12 +143,18 @@ describe('deferred FTS indexing', () => {
   });
 });
 
+/** An in-memory database with the tables the queue writes (meta, events, an FTS5 events_fts), closed after `t`. */
+function indexDb(t: TestContext): Database.Database {
+  const db = new Database(':memory:');
+  t.after(() => db.close());
+  db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
+  db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+  return db;
+}
+
 describe('FtsQueue timed flushes', () => {
   it('index at most 256 rows per transaction, the rest in the next turns; a read-time flush takes all', async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const db = indexDb(t);
     const queue = new FtsQueue(db, { delayMs: 1 });
     const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ seq: from + i, body: `b${i}` }));
     // Each background step waits for a turn of the loop (an immediate): watched at every turn, one at a time.
@@ -174,10 +180,7 @@ describe('FtsQueue timed flushes', () => {
   });
 
   it('merges the index in steps of its own after a flush, never inside it, until no level holds 4 segments', async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const db = indexDb(t);
     const queue = new FtsQueue(db, { delayMs: 60_000 });
     const segments = () => db.prepare('SELECT count(DISTINCT segid) FROM events_fts_idx').pluck().get() as number;
     const automerge = db.prepare("SELECT v FROM events_fts_config WHERE k = 'automerge'").pluck().get();
@@ -197,10 +200,7 @@ describe('FtsQueue timed flushes', () => {
   });
 
   it('merges between two background flushes while rows keep waiting, not only once none does', async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const db = indexDb(t);
     const queue = new FtsQueue(db, { delayMs: 60_000, maxRows: 1 });
     for (let i = 0; i < 12; i++) {
       queue.addAll([{ seq: i + 1, body: `bilby ${i}` }]);
@@ -218,10 +218,7 @@ describe('FtsQueue timed flushes', () => {
   });
 
   it('merges only as much as its flushes earned: one step a flush, one more per 64 rows', async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const db = indexDb(t);
     const queue = new FtsQueue(db, { delayMs: 60_000 }); // automerge off from here
     // Twelve segments of many pages each, written past the queue: far more merge work than one step's 16 pages.
     const put = db.prepare('INSERT INTO events_fts (rowid, body) VALUES (?, ?)');
@@ -242,10 +239,7 @@ describe('FtsQueue timed flushes', () => {
   });
 
   it("indexes in the background as no request's work: the request whose write queued the rows stays light", async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const db = indexDb(t);
     const queue = new FtsQueue(db, { delayMs: 1 });
     const ticket = admit();
     t.after(() => release(ticket));
@@ -258,10 +252,7 @@ describe('FtsQueue timed flushes', () => {
   });
 
   it('merges only once writes are no longer held (a purge truncating the WAL)', async (t) => {
-    const db = new Database(':memory:');
-    t.after(() => db.close());
-    db.exec('CREATE TABLE meta (key TEXT PRIMARY KEY, value); CREATE TABLE events (seq INTEGER PRIMARY KEY);');
-    db.exec('CREATE VIRTUAL TABLE events_fts USING fts5(body)');
+    const db = indexDb(t);
     let release = () => {};
     let hold: Promise<void> | null = new Promise<void>((resolve) => {
       release = resolve;
