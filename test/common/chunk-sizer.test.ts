@@ -27,6 +27,19 @@ describe('ChunkSizer', () => {
     assert.equal(new ChunkSizer({ max: 7, budgetMs: 4 }).size, 7);
   });
 
+  it('never sizes below min, however much the last chunks cost (a fixed cost per chunk)', () => {
+    const sizer = new ChunkSizer({ max: 256, budgetMs: 2, first: 64, min: 16 });
+    sizer.took(64, 40); // 0.625 ms an event: 3 would fit
+    assert.equal(sizer.size, 16);
+    sizer.took(16, 30);
+    assert.equal(sizer.size, 16);
+    assert.equal(new ChunkSizer({ max: 256, budgetMs: 2, first: 4, min: 16 }).size, 16, 'the first chunk too');
+    assert.throws(
+      () => new ChunkSizer({ max: 8, budgetMs: 2, min: 9 }),
+      /'min' must be a whole number from 1 to 'max' \(8\): got 9/,
+    );
+  });
+
   it('refuses a max below 1 and a budget that is not positive, naming them', () => {
     assert.throws(() => new ChunkSizer({ max: 0, budgetMs: 4 }), /'max' must be ≥ 1: got 0/);
     assert.throws(() => new ChunkSizer({ max: 10, budgetMs: 0 }), /'budgetMs' must be > 0: got 0/);

@@ -10,7 +10,7 @@
  *
  * The background indexing is heavy work done in steps, each its own short transaction, light
  * requests first between two (`letOthersRun`), outside any request's context:
- * - flushes of the rows that fit `SLICE_MS` at the cost of the last ones (`ChunkSizer`): an import's
+ * - flushes of the rows that fit `SLICE_MS` at the cost of the last ones (`ChunkSizer`, 16 to 256): an import's
  *   thousands of rows otherwise went in back-to-back flushes that no small request could pass;
  * - merges of `MERGE_PAGES` pages of the levels that hold `usermerge` (4) segments or more. FTS5's
  *   automerge does a quantum of merge work (64 leaf pages per level) inside whichever transaction
@@ -39,8 +39,14 @@ import { letOthersRun, SLICE_MS } from '../../common/time-slice.ts';
  */
 const STEP_ROWS = 256;
 
-/** Rows of the first background flush, before any was timed. */
+/**
+ * Rows of the first background flush, before any was timed; and the rows queued during a run that are
+ * flushed in it (fewer wait for the next run, in one segment).
+ */
 const FIRST_STEP_ROWS = 64;
+
+/** Fewest rows of a background flush (a fixed cost per commit must not shrink it to one row a segment). */
+const MIN_STEP_ROWS = 16;
 
 /** FTS pages one background merge step writes. */
 export const MERGE_PAGES = 16;
@@ -81,12 +87,12 @@ export class FtsQueue {
   readonly #held: () => Promise<void> | null;
   readonly #mergeStep: Database.Statement;
   readonly #changes: Database.Statement;
-  readonly #sizer = new ChunkSizer({ max: STEP_ROWS, budgetMs: SLICE_MS, first: FIRST_STEP_ROWS });
+  readonly #sizer = new ChunkSizer({ max: STEP_ROWS, budgetMs: SLICE_MS, first: FIRST_STEP_ROWS, min: MIN_STEP_ROWS });
   #pending: FtsSource[] = [];
   #timer: NodeJS.Timeout | null = null;
   /** A run of background steps is under way (`#inSteps`). */
   #working: Promise<void> | null = null;
-  /** Merge steps the flushes since the last run earned (`ROWS_PER_MERGE_STEP`). */
+  /** Merge steps flushes earned and not run yet (`ROWS_PER_MERGE_STEP`); 0 once a step found nothing to merge. */
   #mergeCredit = 0;
   /** Background flushes run (tests follow indexing by them). */
   steps = 0;
@@ -189,26 +195,25 @@ export class FtsQueue {
   }
 
   /**
-   * Background steps, one per turn: flushes of the rows queued when the run started (and of whole
-   * steps' worth queued since, or `maxRows`), and merge steps, alternating while both have work (merging never
-   * waits for a steady stream of writes to stop, and the rows of a few remembers still wait `delayMs`
-   * to go in one segment rather than one each). Ends when no flush is due and no merge is left or
-   * earned.
+   * Background steps, one per turn: the merge steps the flushes earned, then a flush of the rows
+   * queued when the run started (or of `FIRST_STEP_ROWS` or `maxRows` queued since), and so on: merging
+   * never waits for a steady stream of writes to stop, and it does as much as they earned before the
+   * next flush. The rows of a few remembers queued during a run wait for the next one (`delayMs`), to go
+   * in one segment rather than one each. Ends when no flush is due and no merge is left or earned.
    */
   async #inSteps(): Promise<void> {
     let due = this.#pending.length;
     let mergeLeft = true;
-    let lastFlushed = false;
     for (let steps = 0; steps < MAX_STEPS; steps++) {
       await letOthersRun();
-      for (let h = this.#held(); h; h = this.#held()) await h;
+      for (let h = this.#held(); h; h = this.#held()) await h.catch(() => {});
       if (!this.#db.open) return;
-      const step = Math.min(this.#sizer.size, this.#maxRows);
-      const flushWanted = this.#pending.length > 0 && (due > 0 || this.#pending.length >= step);
+      due = Math.min(due, this.#pending.length); // a read's flush may have indexed them meanwhile
+      const soon = Math.min(FIRST_STEP_ROWS, this.#maxRows);
+      const flushWanted = this.#pending.length > 0 && (due > 0 || this.#pending.length >= soon);
       const mergeWanted = mergeLeft && this.#mergeCredit > 0;
       if (!flushWanted && !mergeWanted) return;
-      if (mergeWanted && (lastFlushed || !flushWanted)) {
-        lastFlushed = false;
+      if (mergeWanted) {
         this.#mergeCredit--;
         const before = this.#changes.get() as number;
         try {
@@ -236,7 +241,6 @@ export class FtsQueue {
       this.#sizer.took(rows, performance.now() - started);
       this.steps++;
       due -= rows;
-      lastFlushed = true;
       mergeLeft = true;
     }
   }

@@ -24,8 +24,11 @@ import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
 
-/** Rows picked per statement inside a transaction (the slice's time decides how many statements). */
+/** Rows picked per statement inside a transaction (the slice's time and the cost of the ones before decide how many statements). */
 const PICK = 32;
+
+/** Fewest rows a transaction of `inSlices` is given (at most its `pick`), however much the ones before cost. */
+const MIN_SLICE_ROWS = 8;
 
 /** Most rows one transaction of `inSlices` handles (its time and its commit's bound it first). */
 const MAX_SLICE_ROWS = 8192;
@@ -88,7 +91,13 @@ export async function inSlices(
 ): Promise<number> {
   const pick = o.pick ?? PICK;
   const sliceMs = o.sliceMs ?? SLICE_MS;
-  const sizer = new ChunkSizer({ max: MAX_SLICE_ROWS, budgetMs: sliceMs, first: pick });
+  if (!Number.isInteger(pick) || pick < 1) throw new Error(`Cannot slice as 'pick' must be ≥ 1: got ${pick}`);
+  const sizer = new ChunkSizer({
+    max: MAX_SLICE_ROWS,
+    budgetMs: sliceMs,
+    first: pick,
+    min: Math.min(pick, MIN_SLICE_ROWS),
+  });
   const now = o.now ?? (() => performance.now());
   let total = 0;
   const slice = db.transaction((rows: number) => {

@@ -146,7 +146,7 @@ describe('SqliteStore.purgeNamespace', () => {
 });
 
 describe('inSlices', () => {
-  it('times each transaction whole, commit included, and gives the next the rows that fit the slice at that cost', async (t) => {
+  it('times each transaction whole (the clock read before BEGIN and after COMMIT) and gives the next the rows that fit the slice at that cost', async (t) => {
     const db = new Database(':memory:');
     t.after(() => db.close());
     db.exec('CREATE TABLE r (id INTEGER PRIMARY KEY)');
