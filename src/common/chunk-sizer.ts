@@ -3,8 +3,9 @@
  * Sizes chunks of heavy work by what the last ones cost, so each holds the event loop about
  * `budgetMs` whatever an item costs here (a new value's head reads, a fold of a fact's log, a commit
  * that rewrites index pages, a loaded machine). Pure: told the time each chunk took, never reads a
- * clock. Used by an import (`memory/backup-import.ts`: one writer turn per chunk) and a purge's
- * transactions (`store/sqlite/purge.ts`).
+ * clock. Used by an import (`memory/backup-import.ts`: one writer turn per chunk), a purge's
+ * transactions (`store/sqlite/purge.ts`) and the text index's background flushes
+ * (`store/sqlite/fts-queue.ts`).
  */
 
 /** Events in the first chunk, before any was timed. */
@@ -17,7 +18,7 @@ const COSTS_KEPT = 3;
 export interface ChunkSizerOptions {
   /** Most events in one chunk. */
   max: number;
-  /** Time a chunk may hold the writer (ms, > 0). */
+  /** Time a chunk may hold the event loop (ms, > 0). */
   budgetMs: number;
   /** Events in the first chunk. @default min(FIRST_CHUNK, max) */
   first?: number;

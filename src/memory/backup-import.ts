@@ -9,7 +9,6 @@
  * (`common/chunk-sizer.ts`), one writer turn (one transaction) each, so other tenants' writes and reads go
  * on between them. Called by the import route; knows nothing of HTTP.
  */
-
 import { ChunkSizer } from '../common/chunk-sizer.ts';
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, isTetherError, TetherError } from '../common/errors.ts';

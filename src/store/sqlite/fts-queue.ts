@@ -60,6 +60,22 @@ const ROWS_PER_MERGE_STEP = 64;
 /** Most merge steps earned and not yet run. */
 const MAX_MERGE_CREDIT = 256;
 
+/**
+ * One FTS5 merge step on `db`'s `events_fts`, of `pages` pages: positive, the levels that hold
+ * `usermerge` segments or more (what automerge merges); negative, every level, toward one segment.
+ * The step returned says whether it merged anything (FTS5: a step that found nothing to merge changes
+ * fewer than 2 rows). Used by the queue's background steps and a purge's final merge.
+ */
+export function ftsMergeStep(db: Database.Database, pages: number): () => boolean {
+  const merge = db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${pages})`);
+  const changes = db.prepare('SELECT total_changes()').pluck();
+  return () => {
+    const before = changes.get() as number;
+    merge.run();
+    return (changes.get() as number) - before >= 2;
+  };
+}
+
 /** Options of `FtsQueue`. */
 export interface FtsQueueOptions {
   /** Longest a queued row waits before a flush (ms). @default 50 */
@@ -85,8 +101,7 @@ export class FtsQueue {
   readonly #setMark: Database.Statement;
   readonly #flushTx: (rows: FtsSource[]) => void;
   readonly #held: () => Promise<void> | null;
-  readonly #mergeStep: Database.Statement;
-  readonly #changes: Database.Statement;
+  readonly #mergeStep: () => boolean;
   readonly #sizer = new ChunkSizer({ max: STEP_ROWS, budgetMs: SLICE_MS, first: FIRST_STEP_ROWS, min: MIN_STEP_ROWS });
   #pending: FtsSource[] = [];
   #timer: NodeJS.Timeout | null = null;
@@ -106,8 +121,7 @@ export class FtsQueue {
     this.#held = options.held ?? (() => null);
     // Stored in the index's config: every connection's writes leave merging to the background steps.
     db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 0)").run();
-    this.#mergeStep = db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${MERGE_PAGES})`);
-    this.#changes = db.prepare('SELECT total_changes()').pluck();
+    this.#mergeStep = ftsMergeStep(db, MERGE_PAGES);
     // No mark yet: a new database (no events), or one written before indexing was deferred, when
     // every stored event was indexed in its own transaction.
     db.prepare("INSERT OR IGNORE INTO meta (key, value) SELECT 'fts_seq', coalesce(max(seq), 0) FROM events").run();
@@ -204,7 +218,7 @@ export class FtsQueue {
   async #inSteps(): Promise<void> {
     let due = this.#pending.length;
     let mergeLeft = true;
-    for (let steps = 0; steps < MAX_STEPS; steps++) {
+    for (let i = 0; i < MAX_STEPS; i++) {
       await letOthersRun();
       for (let h = this.#held(); h; h = this.#held()) await h.catch(() => {});
       if (!this.#db.open) return;
@@ -215,16 +229,13 @@ export class FtsQueue {
       if (!flushWanted && !mergeWanted) return;
       if (mergeWanted) {
         this.#mergeCredit--;
-        const before = this.#changes.get() as number;
         try {
-          this.#mergeStep.run();
+          mergeLeft = this.#mergeStep();
         } catch {
           mergeLeft = false; // nothing is lost: the segments stay, and the next run merges again
           continue;
         }
         this.merges++;
-        // FTS5: a merge step that found no level to merge changes fewer than 2 rows.
-        mergeLeft = (this.#changes.get() as number) - before >= 2;
         if (!mergeLeft) this.#mergeCredit = 0; // nothing to merge: no debt kept for later segments
         continue;
       }

@@ -23,6 +23,7 @@ import { ChunkSizer } from '../../common/chunk-sizer.ts';
 import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { RESUME_TABLES } from '../resume-namespaces.ts';
 import type { Checkpointer } from './checkpointer.ts';
+import { ftsMergeStep, MERGE_PAGES } from './fts-queue.ts';
 
 /** Rows picked per statement inside a transaction (the slice's time and the cost of the ones before decide how many statements). */
 const PICK = 32;
@@ -32,9 +33,6 @@ const MIN_SLICE_ROWS = 8;
 
 /** Most rows one transaction of `inSlices` handles (its time and its commit's bound it first). */
 const MAX_SLICE_ROWS = 8192;
-
-/** FTS pages one merge step writes. */
-const MERGE_PAGES = 16;
 
 /** Most PASSIVE passes before the TRUNCATE while writes keep coming (it then copies what they added). */
 const MAX_CATCH_UPS = 8;
@@ -183,16 +181,12 @@ export async function eraseLeftovers(o: {
   hold: (truncate: Promise<void> | null) => void;
   progress: PurgeProgress;
 }): Promise<void> {
-  const merge = o.db.prepare(`INSERT INTO events_fts (events_fts, rank) VALUES ('merge', ${-MERGE_PAGES})`);
-  const changes = o.db.prepare('SELECT total_changes()').pluck();
+  const mergeAll = ftsMergeStep(o.db, -MERGE_PAGES);
   o.flush(); // the deferred rows of other writes are in the index before the merge starts
   let merged = false;
   for (let steps = 0; steps < MAX_MERGE_STEPS; steps++) {
-    const before = changes.get() as number;
-    merge.run();
     o.progress.merges++;
-    // FTS5: a merge step that found nothing to merge changes fewer than 2 rows.
-    if ((changes.get() as number) - before < 2) {
+    if (!mergeAll()) {
       merged = true;
       break;
     }
