@@ -15,12 +15,9 @@ import { foldFact } from './fold.ts';
 import { tenantOf } from './namespace.ts';
 import type { Registry } from './registry.ts';
 import type { RegistryBook } from './registry-book.ts';
-import { MAX_TEXT, normalizeSubject, typedValue } from './values.ts';
+import { MAX_FUTURE_MS, MAX_TEXT, normalizeSubject, typedValue } from './values.ts';
 import { MemoryWriter } from './writer.ts';
 import type { PendingAssertion, PlannedRegistry, WriterStats } from './writer-jobs.ts';
-
-/** How far ahead of the server clock `observed_at` may be. */
-export const MAX_FUTURE_MS = 60_000;
 
 /** Batches of more statements than this are validated in slices (`#validateInSlices`). */
 const SLICED_FROM = 64;

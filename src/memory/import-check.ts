@@ -8,9 +8,8 @@
  */
 import { invalidRequest } from '../common/errors.ts';
 import type { StoredEvent } from '../store/fact-store.ts';
-import { MAX_FUTURE_MS } from './engine.ts';
 import type { Registry } from './registry.ts';
-import { normalizeSubject, typedValue } from './values.ts';
+import { MAX_FUTURE_MS, normalizeSubject, typedValue } from './values.ts';
 
 /**
  * @param registry the tenant's registry in force at `e.recordedAt`

@@ -10,6 +10,8 @@ import type { PredicateDef } from '../store/registry-store.ts';
 export const MAX_TEXT = 8192;
 /** Longest subject, in characters. */
 export const MAX_SUBJECT = 256;
+/** How far ahead of the server clock `observed_at` may be. */
+export const MAX_FUTURE_MS = 60_000;
 
 /** A checked value and its identity. */
 export interface TypedValue {

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { AuthContext } from '../../src/auth/auth-context.ts';
 import { ManualClock, systemClock } from '../../src/common/clock.ts';
 import { silentLogger } from '../../src/common/log.ts';
+import { WORKER_NICE } from '../../src/common/thread-priority.ts';
 import { MemoryEngine, type WriteContext } from '../../src/memory/engine.ts';
 import { LOG_FOLD_MODULE } from '../../src/memory/log-fold.ts';
 import { MemoryReader } from '../../src/memory/recall.ts';
@@ -23,7 +24,6 @@ import { ANSWER_TEXT_MODULE } from '../../src/server/answer-text.ts';
 import { createMemoryServer } from '../../src/server/app.ts';
 import { memoryCalls } from '../../src/server/calls/memory-calls.ts';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { READ_WORKER_NICE } from '../../src/store/sqlite/thread-priority.ts';
 import type { Store } from '../../src/store/store.ts';
 import { startTestMemoryServer } from '../helpers/memory-server.ts';
 import { ACTOR, MINUTE, NAMESPACE, T0 } from '../memory/helpers.ts';
@@ -159,7 +159,7 @@ describe('answers built as text in the read workers', () => {
     const threads = store.readThreads;
     assert.ok(threads.length >= 1 && threads.length <= 2, `${threads.length} read workers`);
     // Lowered to 10, never raised (a test run already at nice > 10 keeps its own).
-    const expected = Math.max(READ_WORKER_NICE, loopNice as number);
+    const expected = Math.max(WORKER_NICE, loopNice as number);
     for (const { tid, nice } of threads) {
       assert.equal(nice, expected);
       assert.equal(niceOf(tid as number), expected, `thread ${tid}`);

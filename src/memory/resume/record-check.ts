@@ -8,7 +8,7 @@
  */
 import { invalidRequest } from '../../common/errors.ts';
 import type { ResumeRecordLine } from '../../store/resume-types.ts';
-import { MAX_FUTURE_MS } from '../engine.ts';
+import { MAX_FUTURE_MS } from '../values.ts';
 import { MAX_OUTPUT_BYTES } from './records.ts';
 import { estimateTokens } from './tokens.ts';
 

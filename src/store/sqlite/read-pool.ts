@@ -13,10 +13,10 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerLoadable } from '../../common/worker-bundle.ts';
 import type { RenderedReads } from '../answer-text-port.ts';
 import type { OffLoopFolds } from '../log-fold-port.ts';
 import type { ReadOp } from './read-queries.ts';
-import { workerLoadable } from './worker-bundle.ts';
 
 /** Options of `ReadPool`. */
 export interface ReadPoolOptions {
@@ -54,7 +54,7 @@ interface Member {
  */
 function workerEntry(): URL {
   const ext = extname(fileURLToPath(import.meta.url));
-  return new URL(workerLoadable(new URL(`./read-worker${ext}`, import.meta.url).href));
+  return new URL(workerLoadable(new URL(`./read-worker${ext}`, import.meta.url).href, 'better-sqlite3'));
 }
 
 /** Read workers of one database file. */

@@ -8,10 +8,10 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { lowerThreadPriority } from '../../common/thread-priority.ts';
 import type { AnswerTextModule } from '../answer-text-port.ts';
 import type { FoldModule } from '../log-fold-port.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
-import { lowerThreadPriority } from './thread-priority.ts';
 
 /** A request from the pool. */
 export interface ReadRequest {

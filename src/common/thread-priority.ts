@@ -1,15 +1,16 @@
 /**
  * @module
  * Lowers the OS scheduling priority of the calling thread alone (Linux: `setpriority` on a thread's own
- * id acts on that thread, not the process). The read workers call it at start, so on a machine of few
- * cores their folds and answer building yield the CPU to the event loop, which answers every tenant.
+ * id acts on that thread, not the process). The worker threads (SQLite reads, imports) call it at
+ * start, so on a machine of few cores their folds, answer building and parsing yield the CPU to the
+ * event loop, which answers every tenant.
  * Where it cannot be done (no /proc/thread-self, another OS, refused) it changes nothing, quietly.
  */
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
-/** The nice value the read workers run at (0 is the default; 19 the lowest priority). */
-export const READ_WORKER_NICE = 10;
+/** The nice value the worker threads run at (0 is the default; 19 the lowest priority). */
+export const WORKER_NICE = 10;
 
 /** The calling thread's id (TID) and the nice value it now has; null where it could not be set. */
 export interface ThreadPriority {
@@ -22,7 +23,7 @@ export interface ThreadPriority {
  * process may raise its nice value, not lower it).
  * @returns the thread's id and its nice value after the call, or null where this is not possible
  */
-export function lowerThreadPriority(nice: number = READ_WORKER_NICE): ThreadPriority | null {
+export function lowerThreadPriority(nice: number = WORKER_NICE): ThreadPriority | null {
   try {
     // "/proc/thread-self" links to "<pid>/task/<tid>" (Linux >= 3.17).
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
