@@ -2,12 +2,14 @@
  * @module
  * Import of a backup (the lines of an export): registry versions and events, checked whole before
  * anything is stored. Each tenant's registry timeline is what is stored plus the versions imported
- * (one with the id of a stored one, or its time and predicates, is the same version), and each event
- * is checked against the version in force when it was recorded, as its write was (`import-check.ts`).
- * A refused request stores nothing. The checks let the event loop turn every few ms, and the events
- * are stored in chunks of at most `IMPORT_CHUNK`, sized so each holds the writer about `SLICE_MS`
- * (`common/chunk-sizer.ts`), one writer turn (one transaction) each, so other tenants' writes and reads go
- * on between them. Called by the import route; knows nothing of HTTP.
+ * (one with the id of a stored one, or its time and predicates, is the same version): `planImport`,
+ * which reads the store. Each event is checked against the version in force when it was recorded, as
+ * its write was (`checkImportedEvents`, with `import-check.ts`): that needs only the plans (plain
+ * data), so the server runs it on its import worker for a big body (`server/import-off-loop.ts`), or
+ * on the event loop in slices (`importBackup`). A refused request stores nothing. The events are then
+ * stored in chunks of at most `IMPORT_CHUNK`, sized so each holds the writer about `SLICE_MS`
+ * (`common/chunk-sizer.ts`), one writer turn (one transaction) each, so other tenants' writes and
+ * reads go on between them (`storeImport`). Called by the import route; knows nothing of HTTP.
  */
 import { ChunkSizer } from '../common/chunk-sizer.ts';
 import type { Clock } from '../common/clock.ts';
@@ -66,8 +68,21 @@ function sameRules(a: readonly PredicateDef[], b: readonly PredicateDef[]): bool
 const byTime = (a: RegistryVersion, b: RegistryVersion) =>
   a.recordedAt - b.recordedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/**
+ * One tenant's registries for an import: the versions to store, its whole timeline once they are, and
+ * the registry its events are checked against when it has none (the default, as its first write
+ * would get). Plain data: it goes to the import worker as it is (`server/import-worker.ts`).
+ */
+export interface TenantPlan {
+  tenant: string;
+  toStore: RegistryVersion[];
+  timeline: RegistryVersion[];
+  /** The predicates of the tenant's current registry when `timeline` is empty; else null. */
+  fallback: readonly PredicateDef[] | null;
+}
+
 /** The versions of one tenant to store, and its whole timeline once they are. */
-async function planTenant(registries: RegistryBook, tenant: string, imported: ImportedVersion[]) {
+async function planTenant(registries: RegistryBook, tenant: string, imported: ImportedVersion[]): Promise<TenantPlan> {
   const stored = await registries.storedVersions(tenant);
   const timeline = [...stored];
   const toStore: RegistryVersion[] = [];
@@ -87,7 +102,85 @@ async function planTenant(registries: RegistryBook, tenant: string, imported: Im
     toStore.push(version);
   }
   timeline.sort(byTime);
-  return { toStore, timeline, registries: timeline.map((v) => new Registry(v.predicates)) };
+  const fallback = timeline.length === 0 ? (await registries.current(tenant)).predicates : null;
+  return { tenant, toStore, timeline, fallback };
+}
+
+/**
+ * The registry plans of every tenant the import names (`tenants`: those of its events and versions),
+ * each version checked against the tenant's stored and imported ones.
+ * @throws {TetherError} 400 naming the line and field of the first refused version
+ */
+export async function planImport(
+  registries: RegistryBook,
+  versions: readonly ImportedVersion[],
+  tenants: Iterable<string>,
+): Promise<TenantPlan[]> {
+  const plans: TenantPlan[] = [];
+  for (const tenant of tenants) {
+    plans.push(
+      await planTenant(
+        registries,
+        tenant,
+        versions.filter((v) => v.version.tenant === tenant),
+      ),
+    );
+  }
+  return plans;
+}
+
+/** The tenants of an import's versions and events, in the order first named. */
+export function importTenants(versions: readonly ImportedVersion[], events: readonly ImportedEvent[]): string[] {
+  return [...new Set([...versions.map((v) => v.version.tenant), ...events.map((e) => e.event.tenant)])];
+}
+
+/**
+ * Checks each event against its tenant's registry in force when it was recorded, as its write was
+ * (`import-check.ts`), letting the event loop turn every few ms. Needs only `plans` (plain data), so
+ * it runs in the import worker as well as on the event loop.
+ * @throws {TetherError} 400 naming the line and field of the first refused event
+ */
+export async function checkImportedEvents(
+  plans: readonly TenantPlan[],
+  events: readonly ImportedEvent[],
+  now: number,
+): Promise<void> {
+  const byTenant = new Map(
+    plans.map((p) => [
+      p.tenant,
+      { timeline: p.timeline, registries: p.timeline.map((v) => new Registry(v.predicates)), fallback: p.fallback },
+    ]),
+  );
+  const fallbacks = new Map<string, Registry>();
+  const slice = new TimeSlice();
+  for (const { at, event } of events) {
+    if (slice.due()) await slice.yield();
+    const plan = byTenant.get(event.tenant);
+    if (!plan) throw new TetherError('internal', `no registry plan for tenant ${event.tenant}`);
+    let registry: Registry;
+    if (plan.timeline.length === 0) {
+      registry = fallbacks.get(event.tenant) ?? new Registry(plan.fallback ?? []);
+      fallbacks.set(event.tenant, registry);
+    } else {
+      registry = plan.registries[
+        plan.timeline.indexOf(versionAt(plan.timeline, event.recordedAt) as RegistryVersion)
+      ] as Registry;
+    }
+    checkImportedEvent(event, registry, now, at);
+  }
+}
+
+/** Where an import's checked items are taken from in chunks, in request order: an array, or the import worker. */
+export interface ImportSource<T> {
+  /** Items in all. */
+  readonly count: number;
+  /** The `n` items from the `from`-th on. */
+  take(from: number, n: number): T[] | Promise<T[]>;
+}
+
+/** `items` as an `ImportSource`. */
+export function arraySource<T>(items: readonly T[]): ImportSource<T> {
+  return { count: items.length, take: (from, n) => items.slice(from, from + n) };
 }
 
 /** Options of `importBackup`. */
@@ -101,15 +194,16 @@ export interface ImportOptions {
 }
 
 /**
- * Checks then stores `versions` and `events`. Every line is checked before anything is stored; then
- * the events go in chunks (each its own transaction, in request order), each sized by the time the
- * one before held the writer: if the server stops between two, the chunks before are stored, and
- * sending the same request again stores the rest (events already stored are skipped by id).
- * @throws {TetherError} 400 naming the line and field of the first refused item; nothing is stored then
+ * Stores an import whose every line was checked (`planImport`, `checkImportedEvents`): each plan's
+ * registry versions, then the events in chunks (each its own transaction, in request order), each
+ * sized by the time the one before held the writer: if the server stops between two, the chunks
+ * before are stored, and sending the same request again stores the rest (events already stored are
+ * skipped by id).
  */
-export async function importBackup(
-  deps: { registries: RegistryBook; engine: Pick<MemoryEngine, 'importEvents'>; clock: Clock },
-  items: { versions: ImportedVersion[]; events: ImportedEvent[] },
+export async function storeImport(
+  deps: { registries: RegistryBook; engine: Pick<MemoryEngine, 'importEvents'> },
+  plans: readonly TenantPlan[],
+  events: ImportSource<StoredEvent>,
   options: ImportOptions = {},
 ): Promise<ImportOutcome> {
   const chunk = options.chunk ?? IMPORT_CHUNK;
@@ -117,47 +211,35 @@ export async function importBackup(
     throw new Error(`Cannot import as 'chunk' must be a whole number ≥ 1: got ${chunk}`);
   }
   const sizer = new ChunkSizer({ max: chunk, budgetMs: options.sliceMs ?? SLICE_MS, first: options.firstChunk });
-  const tenants = new Set([...items.versions.map((v) => v.version.tenant), ...items.events.map((e) => e.event.tenant)]);
-  const plans = new Map<string, Awaited<ReturnType<typeof planTenant>>>();
-  for (const tenant of tenants) {
-    plans.set(
-      tenant,
-      await planTenant(
-        deps.registries,
-        tenant,
-        items.versions.filter((v) => v.version.tenant === tenant),
-      ),
-    );
-  }
-  const now = deps.clock.now();
-  const slice = new TimeSlice();
-  for (const { at, event } of items.events) {
-    if (slice.due()) await slice.yield();
-    const plan = plans.get(event.tenant);
-    if (!plan) throw new TetherError('internal', `no registry plan for tenant ${event.tenant}`);
-    // A tenant with no version stored nor imported gets the default registry, as its first write would.
-    const registry =
-      plan.timeline.length === 0
-        ? await deps.registries.current(event.tenant)
-        : (plan.registries[
-            plan.timeline.indexOf(versionAt(plan.timeline, event.recordedAt) as RegistryVersion)
-          ] as Registry);
-    checkImportedEvent(event, registry, now, at);
-  }
   let registryVersions = 0;
-  for (const [tenant, plan] of plans) {
-    if (plan.toStore.length > 0) await deps.registries.addImported(tenant, plan.toStore);
-    else if (plan.timeline.length === 0) await deps.registries.currentForWrite(tenant);
+  for (const plan of plans) {
+    if (plan.toStore.length > 0) await deps.registries.addImported(plan.tenant, plan.toStore);
+    else if (plan.timeline.length === 0) await deps.registries.currentForWrite(plan.tenant);
     registryVersions += plan.toStore.length;
   }
-  const events = items.events.map((e) => e.event);
   let imported = 0;
-  for (let i = 0; i < events.length; ) {
+  for (let i = 0; i < events.count; ) {
     // Between two chunks the light requests in flight go first, and the writes they queue before the next chunk.
     if (i > 0) await letOthersRun();
-    const part = events.slice(i, i + sizer.size);
+    const part = await events.take(i, sizer.size);
+    if (part.length === 0) throw new TetherError('internal', `the import's events ended at ${i} of ${events.count}`);
     imported += await deps.engine.importEvents(part, { held: (ms) => sizer.took(part.length, ms) });
     i += part.length;
   }
-  return { imported, skipped: events.length - imported, registryVersions };
+  return { imported, skipped: events.count - imported, registryVersions };
+}
+
+/**
+ * Checks then stores `versions` and `events`, on the event loop in slices. Every line is checked
+ * before anything is stored (see `storeImport` for how it is stored).
+ * @throws {TetherError} 400 naming the line and field of the first refused item; nothing is stored then
+ */
+export async function importBackup(
+  deps: { registries: RegistryBook; engine: Pick<MemoryEngine, 'importEvents'>; clock: Clock },
+  items: { versions: ImportedVersion[]; events: ImportedEvent[] },
+  options: ImportOptions = {},
+): Promise<ImportOutcome> {
+  const plans = await planImport(deps.registries, items.versions, importTenants(items.versions, items.events));
+  await checkImportedEvents(plans, items.events, deps.clock.now());
+  return storeImport(deps, plans, arraySource(items.events.map((e) => e.event)), options);
 }

@@ -81,6 +81,8 @@ export interface MemoryServerOptions {
   maxScanEvents?: number;
   /** Turn content above this many estimated tokens is stored as an output. @default 2000 */
   turnTokenLimit?: number;
+  /** Import bodies of this many characters or more are parsed on a worker thread (`import-off-loop.ts`). @default 64 Ki */
+  importOffLoopBytes?: number;
   /** Bearer token /metrics requires; with it /metrics also shows the event counts. @default none (public, no event counts) */
   metricsToken?: string;
   /** A request in flight while the event loop was held longer than this is named in a warning, ms. @default 100 */
@@ -261,6 +263,7 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
     clock,
     limits,
     turnTokenLimit: options.turnTokenLimit,
+    importOffLoopBytes: options.importOffLoopBytes,
   });
   await app.register(resumeRecordRoutes, { calls: resume });
   await app.register(checkpointRoutes, { calls: checkpointCalls(new CheckpointRecords({ store, clock })) });

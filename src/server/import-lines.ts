@@ -17,6 +17,13 @@ import { resumeRecordLine, resumeRecordOf } from './schemas/resume-lines.ts';
 import { parseWith } from './validate.ts';
 import { requireWellFormed } from './well-formed.ts';
 
+/** The items of an import's body, in the order of its lines. */
+export interface ImportLines {
+  versions: ImportedVersion[];
+  events: ImportedEvent[];
+  records: ResumeRecordLine[];
+}
+
 /**
  * Parses every line of `body`; resume records are also checked as a write would have made them
  * (`checkImportedRecord`, with `records`' time and turn limit). A 1 MiB body is thousands of lines:
@@ -27,7 +34,7 @@ export async function parseImportLines(
   body: string,
   auth: AuthContext,
   records: RecordCheckOptions,
-): Promise<{ versions: ImportedVersion[]; events: ImportedEvent[]; records: ResumeRecordLine[] }> {
+): Promise<ImportLines> {
   const versions: ImportedVersion[] = [];
   const events: ImportedEvent[] = [];
   const recordLines: ResumeRecordLine[] = [];

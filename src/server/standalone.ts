@@ -13,6 +13,7 @@ import type { Logger } from '../common/log.ts';
 import type { PredicateDef, Store } from '../store/store.ts';
 import { createMemoryServer, type MemoryServer, type MemoryServerOptions } from './app.ts';
 import type { DataLock } from './data-lock.ts';
+import { prepareImportWorker } from './import-off-loop.ts';
 import type { MemoryMetrics } from './metrics.ts';
 
 /** How long an expired key is kept (so `key_expired`, not `unauthenticated`, answers its late use), ms. */
@@ -48,6 +49,8 @@ export interface StandaloneOptions {
   requestTimeoutMs?: number;
   /** Most events one `as_of` read folds. @default 20000 */
   maxScanEvents?: number;
+  /** Import bodies of this many characters or more are parsed on a worker thread. @default 64 Ki */
+  importOffLoopBytes?: number;
   /** Bearer token for /metrics (and the event counts on it). */
   metricsToken?: string;
   /** The gateway admin URL the web console reaches through this server (`tether up`). */
@@ -97,10 +100,12 @@ async function start(options: StandaloneOptions, clock: Clock, lock: DataLock | 
     metricsToken: options.metricsToken,
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
+    importOffLoopBytes: options.importOffLoopBytes,
     maxBodyBytesInWork: options.maxBodyBytesInWork,
     requestTimeoutMs: options.requestTimeoutMs,
     plugins: (options.plugins ?? []).map((p) => (app, deps) => p(app, { ...deps, keys, clock })),
   });
+  await prepareImportWorker();
   const address = await server.app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 8080 });
   // Exchanged keys live minutes; sweep them a day after they expire so the table stays small.
   const sweep = setInterval(() => {

@@ -49,6 +49,7 @@ export async function startTestMemoryServer(
       | 'metricsToken'
       | 'limits'
       | 'maxScanEvents'
+      | 'importOffLoopBytes'
       | 'maxBodyBytesInWork'
       | 'requestTimeoutMs'
       | 'consoleGateway'
@@ -70,6 +71,7 @@ export async function startTestMemoryServer(
     metricsToken: options.metricsToken,
     limits: options.limits,
     maxScanEvents: options.maxScanEvents,
+    importOffLoopBytes: options.importOffLoopBytes,
     maxBodyBytesInWork: options.maxBodyBytesInWork,
     requestTimeoutMs: options.requestTimeoutMs,
     consoleGateway: options.consoleGateway,

@@ -5,15 +5,12 @@
  * import (admin; identical history, ids and actors kept, every line checked as a write would be,
  * nothing stored of a refused request) and purge (admin; the one hard delete).
  */
-import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
-import { ChunkSizer } from '../../common/chunk-sizer.ts';
 import type { Clock } from '../../common/clock.ts';
 import { namespaceMismatch } from '../../common/errors.ts';
-import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
-import { IMPORT_CHUNK, importBackup } from '../../memory/backup-import.ts';
+import { TimeSlice } from '../../common/time-slice.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
@@ -21,7 +18,8 @@ import type { ExportPageBytes } from '../../store/answer-text-port.ts';
 import type { ExportQuery, FactStore, StoredEvent } from '../../store/fact-store.ts';
 import type { RegistryStore } from '../../store/registry-store.ts';
 import type { ResumeStore } from '../../store/resume-store.ts';
-import { parseImportLines } from '../import-lines.ts';
+import { ImportWorker } from '../import-off-loop.ts';
+import { runImport } from '../import-run.ts';
 import type { RequestLimits } from '../rate-limits.ts';
 import {
   exportAnswer,
@@ -139,6 +137,8 @@ export async function eventRoutes(
     limits?: RequestLimits;
     /** The resume records' turn token limit, for imported turns. @default DEFAULT_TURN_TOKEN_LIMIT */
     turnTokenLimit?: number;
+    /** Import bodies of this many characters or more are parsed on a worker thread. @default OFF_LOOP_IMPORT_BYTES */
+    importOffLoopBytes?: number;
   },
 ) {
   const { store } = opts;
@@ -178,25 +178,22 @@ export async function eventRoutes(
   // Its own lane of the body budget: a 1 MiB body over the shared budget would otherwise run alone,
   // every other tenant's write waiting for the whole import (issue 21).
   const importConfig = { admin: true, bodyBudget: 'alone' as const };
+  const importWorker = new ImportWorker();
+  app.addHook('onClose', () => importWorker.close());
+  const importDeps = {
+    ...opts,
+    worker: importWorker,
+    turnTokenLimit: opts.turnTokenLimit ?? DEFAULT_TURN_TOKEN_LIMIT,
+    offLoopBytes: opts.importOffLoopBytes,
+  };
   r.post('/v1/events/import', { config: importConfig, schema: importSchema }, async (req) => {
-    const lines = await parseImportLines(req.body, req.auth, {
-      now: opts.clock.now(),
-      turnTokenLimit: opts.turnTokenLimit ?? DEFAULT_TURN_TOKEN_LIMIT,
-    });
-    const r = await importBackup(opts, lines);
-    // Resume records are plain rows (no registry to check): stored after the events, repeats skipped,
-    // in chunks (one transaction each, sized to about SLICE_MS) so other tenants' writes go on between them.
-    let records = 0;
-    const sizer = new ChunkSizer({ max: IMPORT_CHUNK, budgetMs: SLICE_MS });
-    for (let i = 0; i < lines.records.length; ) {
-      if (i > 0) await letOthersRun(); // light requests first between two chunks
-      const part = lines.records.slice(i, i + sizer.size);
-      const started = performance.now();
-      records += await store.importResume(part);
-      sizer.took(part.length, performance.now() - started);
-      i += part.length;
-    }
-    return { imported: r.imported, skipped: r.skipped, registry_versions: r.registryVersions, resume_records: records };
+    const r = await runImport(importDeps, req.body, req.auth);
+    return {
+      imported: r.imported,
+      skipped: r.skipped,
+      registry_versions: r.registryVersions,
+      resume_records: r.resumeRecords,
+    };
   });
 
   const purgeSchema = {

@@ -1,0 +1,201 @@
+/**
+ * @module
+ * An import's body parsed and checked off the event loop, on a worker thread (`import-worker.ts`). A 1 MiB body is thousands of lines;
+ * parsed on the event loop, even in time slices, its objects (kept until their chunk is stored) made
+ * every scavenge copy them, and those pauses, with the parse itself, were most of another tenant's
+ * wait during an import (bench:fairness). Here the event loop holds only the registry versions and,
+ * one at a time, the chunk of events or resume records it stores. The route sends bodies of
+ * `OFF_LOOP_IMPORT_BYTES` or more here; smaller ones are parsed on the event loop in slices, as a
+ * worker's start costs more than they do. Errors are those of the parse on the event loop: a
+ * `TetherError` crosses as its code, message and field.
+ */
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { AuthContext } from '../auth/auth-context.ts';
+import { type ErrorCode, TetherError } from '../common/errors.ts';
+import { workerLoadableSoon } from '../common/worker-bundle.ts';
+import type { ImportedVersion, TenantPlan } from '../memory/backup-import.ts';
+import type { RecordCheckOptions } from '../memory/resume/record-check.ts';
+import type { StoredEvent } from '../store/fact-store.ts';
+import type { ResumeRecordLine } from '../store/resume-types.ts';
+
+/** Bodies of this many characters or more are parsed on a worker thread (64 Ki: ~20 ms of parsing). */
+export const OFF_LOOP_IMPORT_BYTES = 64 * 1024;
+
+/** A request to the import worker. */
+export type ImportWorkerRequest = { id: number } & (
+  | { op: 'parse'; body: string; auth: AuthContext; records: RecordCheckOptions }
+  | { op: 'check'; plans: TenantPlan[]; now: number }
+  | { op: 'events' | 'records'; from: number; count: number }
+  | { op: 'drop' }
+);
+
+/** The import worker's answer to request `id`. */
+export interface ImportWorkerReply {
+  id: number;
+  result?: unknown;
+  error?: { code: ErrorCode; message: string; field?: string };
+}
+
+/** Import workers started, and imports parsed on one, since the process started (tests check which bodies go there). */
+export const importWorkerStats = { started: 0, imports: 0 };
+
+/**
+ * The worker's entry beside this file, with this file's extension: `.js` once compiled; `.ts` under tsx,
+ * bundled into plain JavaScript first, by esbuild's own process (`common/worker-bundle.ts`).
+ */
+async function workerEntry(): Promise<URL> {
+  if (entryUrl) return entryUrl;
+  const ext = extname(fileURLToPath(import.meta.url));
+  // Kept: from sources it is a data: URL of ~1.5 MB, ms to parse again.
+  entryUrl = new URL(await workerLoadableSoon(new URL(`./import-worker${ext}`, import.meta.url).href));
+  return entryUrl;
+}
+
+let entryUrl: URL | null = null;
+
+/**
+ * Makes the worker's code ready (from TypeScript sources: its bundle, ~0.2 s of esbuild on both cores),
+ * so the first import does not make it while other tenants' requests run. A server calls it at start.
+ */
+export async function prepareImportWorker(): Promise<void> {
+  await workerEntry();
+}
+
+/** What the parse found: the versions whole, the events and records counted (taken in chunks later). */
+interface Parsed {
+  versions: ImportedVersion[];
+  tenants: string[];
+  events: number;
+  records: number;
+}
+
+/** One import's body, parsed and wire-checked on the worker: checked against the plans, then taken chunk by chunk. */
+export interface ParsedImport {
+  /** The body's registry versions, in line order. */
+  versions: ImportedVersion[];
+  /** The tenants of its versions and events, in the order first named. */
+  tenants: string[];
+  /** Events in the body. */
+  eventCount: number;
+  /** Resume records in the body. */
+  recordCount: number;
+  /**
+   * Checks every event against `plans` (`checkImportedEvents`).
+   * @throws {TetherError} 400 naming the line and field of the first refused event
+   */
+  check(plans: TenantPlan[], now: number): Promise<void>;
+  /** The `count` events from the `from`-th on, in line order. */
+  events(from: number, count: number): Promise<StoredEvent[]>;
+  /** The `count` resume records from the `from`-th on, in line order. */
+  records(from: number, count: number): Promise<ResumeRecordLine[]>;
+}
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * The import worker of one server: started by the first import that needs it (a worker's start is
+ * ~0.1 s of a core, and an isolate's memory a server that never imports should not hold), then kept,
+ * idle between imports and not holding the process open. It parses one import at a time; the next
+ * waits (imports already come one at a time, in the body budget's lane of their own). A worker that
+ * died is replaced by the next import.
+ */
+export class ImportWorker {
+  #worker: Worker | null = null;
+  #starting: Promise<Worker> | null = null;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #turn: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  /**
+   * Parses and wire-checks `body` on the worker (`import-lines.ts`), as `parseImportLines` would, then
+   * runs `use` on it; the worker drops the body's items when `use` ends.
+   * @throws {TetherError} 400/403 naming the first bad line and field, or what `use` throws
+   */
+  async run<T>(
+    body: string,
+    auth: AuthContext,
+    records: RecordCheckOptions,
+    use: (parsed: ParsedImport) => Promise<T>,
+  ): Promise<T> {
+    const before = this.#turn;
+    let done = () => {};
+    this.#turn = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await before;
+    try {
+      const found = await this.#call<Parsed>({ op: 'parse', body, auth, records });
+      importWorkerStats.imports++;
+      return await use({
+        versions: found.versions,
+        tenants: found.tenants,
+        eventCount: found.events,
+        recordCount: found.records,
+        check: (plans, now) => this.#call<void>({ op: 'check', plans, now }),
+        events: (from, count) => this.#call<StoredEvent[]>({ op: 'events', from, count }),
+        records: (from, count) => this.#call<ResumeRecordLine[]>({ op: 'records', from, count }),
+      });
+    } finally {
+      if (this.#worker) await this.#call({ op: 'drop' }).catch(() => {});
+      done();
+    }
+  }
+
+  /** Stops the worker (calls in flight are refused); repeat calls are safe. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker ?? (await this.#starting?.catch(() => null));
+    this.#worker = null;
+    await worker?.terminate();
+  }
+
+  async #call<T>(request: Record<string, unknown> & { op: ImportWorkerRequest['op'] }): Promise<T> {
+    let worker = this.#worker;
+    if (!worker) {
+      this.#starting ??= this.#start();
+      worker = await this.#starting;
+    }
+    const id = this.#nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      if (this.#pending.size === 1) worker.ref();
+      worker.postMessage({ ...request, id });
+    });
+  }
+
+  async #start(): Promise<Worker> {
+    try {
+      const entry = await workerEntry();
+      if (this.#closed) throw new Error('the import worker is closed');
+      // No preloads (a server run through tsx has `--import tsx`): the entry is plain JavaScript.
+      const worker = new Worker(entry, { execArgv: [] });
+      importWorkerStats.started++;
+      worker.unref(); // ref'd only while it has calls in flight
+      worker.on('message', (msg: ImportWorkerReply) => {
+        const p = this.#pending.get(msg.id);
+        if (!p) return;
+        this.#pending.delete(msg.id);
+        if (this.#pending.size === 0) worker.unref();
+        if (msg.error) p.reject(new TetherError(msg.error.code, msg.error.message, { field: msg.error.field }));
+        else p.resolve(msg.result);
+      });
+      const fail = (err: Error) => {
+        if (this.#worker === worker) this.#worker = null;
+        for (const p of this.#pending.values()) p.reject(err);
+        this.#pending.clear();
+      };
+      worker.on('error', fail);
+      worker.on('exit', () => fail(new Error('the import worker exited')));
+      this.#worker = worker;
+      return worker;
+    } finally {
+      this.#starting = null;
+    }
+  }
+}
