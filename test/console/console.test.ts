@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/common/log.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
 import { type LocalPlatform, startLocalPlatform } from '../../src/up/platform.ts';
 import { send, serviceYaml } from '../gateway/helpers/harness.ts';
-import { openBrowser, signInShown } from './browser.ts';
+import { openBrowser, openConsole } from './browser.ts';
 
 // Screenshots for docs/cli.md are written when this names a folder (TETHER_SCREENSHOTS=docs).
 const SHOTS = process.env.TETHER_SCREENSHOTS;
@@ -113,8 +113,7 @@ describe('web console (Chromium)', () => {
   it('signs in, shows a live session, an agent with a fact history and an as-of read, and revokes a key', async (t) => {
     const watched = await openBrowser(t);
     const { page, errors, refused } = watched;
-    await page.goto(platform.consoleUrl);
-    await signInShown(watched);
+    await openConsole(watched, platform.consoleUrl);
     await page.getByLabel('Memory API key').fill(adminKey);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -191,8 +190,7 @@ describe('web console (Chromium)', () => {
   it('is usable at 390 px: no sideways scrolling, tables as labelled cards', async (t) => {
     const watched = await openBrowser(t, { width: 390, height: 844 });
     const { page, errors } = watched;
-    await page.goto(platform.consoleUrl);
-    await signInShown(watched);
+    await openConsole(watched, platform.consoleUrl);
     await page.getByLabel('Memory API key').fill(adminKey);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -222,8 +220,7 @@ describe('web console (Chromium)', () => {
     assert.equal(fact.status, 200, JSON.stringify(fact.json));
     const watched = await openBrowser(t);
     const { page, errors, refused } = watched;
-    await page.goto(platform.consoleUrl);
-    await signInShown(watched);
+    await openConsole(watched, platform.consoleUrl);
     await page.getByLabel('Memory API key').fill(minted.json.key);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -254,8 +251,7 @@ describe('web console (Chromium)', () => {
     const served = (r: { body: string }) => /^Instance: (\S+)/m.exec(r.body)?.[1];
     const first = await hit('end-me-please-now');
     assert.equal(first.status, 200);
-    await page.goto(platform.consoleUrl);
-    await signInShown(watched);
+    await openConsole(watched, platform.consoleUrl);
     await page.getByLabel('Memory API key').fill(adminKey);
     await page.getByLabel('Gateway admin token').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
