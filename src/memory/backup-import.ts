@@ -89,6 +89,11 @@ async function planTenant(registries: RegistryBook, tenant: string, imported: Im
   for (const { at, version } of imported) {
     underLine(at, () => validatePredicates(version.predicates));
     if (timeline.some((v) => v.id === version.id)) continue;
+    // Ids are unique across tenants: one of another tenant's versions (a backup edited to move
+    // tenants) is refused here, not at the insert (a 500 after the events were checked).
+    if ((await registries.storedVersionById(version.id)) !== null) {
+      throw invalidRequest(`${at}.registry_version.id`, "is the id of another tenant's registry version");
+    }
     const same = timeline.find((v) => v.recordedAt === version.recordedAt);
     if (same && sameRules(same.predicates, version.predicates)) continue;
     if (same) {
@@ -116,6 +121,14 @@ export async function planImport(
   versions: readonly ImportedVersion[],
   tenants: Iterable<string>,
 ): Promise<TenantPlan[]> {
+  const tenantOfId = new Map<string, string>();
+  for (const { at, version } of versions) {
+    const first = tenantOfId.get(version.id) ?? version.tenant;
+    if (first !== version.tenant) {
+      throw invalidRequest(`${at}.registry_version.id`, `is the id of tenant '${first}'s registry version too`);
+    }
+    tenantOfId.set(version.id, first);
+  }
   const plans: TenantPlan[] = [];
   for (const tenant of tenants) {
     plans.push(

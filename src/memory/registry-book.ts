@@ -99,6 +99,11 @@ export class RegistryBook {
     return entry.unsaved === null ? [...entry.versions] : [];
   }
 
+  /** The stored version with id `id`, of whichever tenant (an import checks its ids are new); null if none. */
+  storedVersionById(id: string): Promise<RegistryVersion | null> {
+    return this.#store.registryVersionById(id);
+  }
+
   /**
    * Stores imported versions (already checked by `memory/backup-import.ts`) and reloads the tenant;
    * when the version in force now changed, the listeners run as after a replacement.

@@ -42,6 +42,8 @@ export interface AppendRegistryOptions {
 export interface RegistryStore {
   /** Registry versions of a tenant, oldest first. */
   registryVersions(tenant: string): Promise<RegistryVersion[]>;
+  /** The version with id `id`, of whichever tenant (ids are unique across tenants); null if none. */
+  registryVersionById(id: string): Promise<RegistryVersion | null>;
   /**
    * Stores a version.
    * @returns the version as stored: with `later`, its `recordedAt` moved past the tenant's newest

@@ -124,4 +124,31 @@ describe('POST /v1/events/import restores a backup', () => {
     assert.equal(r.status, 400);
     assert.match(r.body.error.message, /^line 1\.registry_version\.predicates\[0\]\.value_type: /);
   });
+
+  it("refuses a registry version with the id of another tenant's (an edited backup), naming the line, storing nothing", async () => {
+    const moved = (l: string) => l.replaceAll('"imp:', '"moved:').replaceAll('"imp"', '"moved"');
+    // srv stored that version for tenant imp.
+    const r = await importInto(srv, ndjson(moved(registryLine), moved(JSON.stringify(good))));
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.body.error.message, /^line 1\.registry_version\.id: is the id of another tenant's registry version/);
+    assert.ok(!r.text.includes('imp'), 'the other tenant is not named');
+    assert.deepEqual(await srv.running.store.registryVersions('moved'), []);
+    assert.equal((await srv.call('GET', '/v1/events?namespace=moved:a', { key: srv.adminKey })).text, '');
+  });
+
+  it('refuses one registry version id under two tenants in one body, naming the second line', async () => {
+    const twice = (tenant: string) => {
+      const line = JSON.parse(registryLine);
+      line.registry_version.id = id(11);
+      line.registry_version.tenant = tenant;
+      return line;
+    };
+    const r = await importInto(target, ndjson(twice('twin-a'), twice('twin-b')));
+    assert.equal(r.status, 400, r.text);
+    assert.match(
+      r.body.error.message,
+      /^line 2\.registry_version\.id: is the id of tenant 'twin-a's registry version too/,
+    );
+    assert.deepEqual(await target.running.store.registryVersions('twin-a'), []);
+  });
 });

@@ -28,6 +28,15 @@ export async function readRegistryVersions(db: Queryable, tenant: string): Promi
   return res.rows.map(registryVersionFromRow);
 }
 
+export async function readRegistryVersionById(db: Queryable, id: string): Promise<RegistryVersion | null> {
+  const res = await db.query<RegistryRow>(
+    'SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE id = $1',
+    [id],
+  );
+  const row = res.rows[0];
+  return row ? registryVersionFromRow(row) : null;
+}
+
 /**
  * Inserts a version inside the open transaction of `db`; a tenant's initial one (recordedAt 0), seeded
  * by two replicas at once, is kept once. `later` (a replacement) stores it 1 ms after the tenant's

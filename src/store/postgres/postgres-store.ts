@@ -48,6 +48,7 @@ import {
   insertRegistryVersion,
   readKey,
   readKeys,
+  readRegistryVersionById,
   readRegistryVersions,
   revokeKeyRow,
 } from './key-registry.ts';
@@ -295,6 +296,8 @@ export class PostgresStore implements Store {
   // method; failures mapped as every other call.
   readonly registryVersions: RegistryStore['registryVersions'] = (tenant) =>
     this.#read((db) => readRegistryVersions(db, tenant));
+  readonly registryVersionById: RegistryStore['registryVersionById'] = (id) =>
+    this.#read((db) => readRegistryVersionById(db, id));
   async appendRegistryVersion(version: RegistryVersion, options?: AppendRegistryOptions): Promise<RegistryVersion> {
     return this.#tx(async (c) => {
       const stored = await insertRegistryVersion(c, version, options?.later);

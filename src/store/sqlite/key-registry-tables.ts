@@ -30,6 +30,13 @@ export class SqliteKeyRegistryTables {
     return rows.map(registryVersionFromRow);
   }
 
+  registryVersionById(id: string): RegistryVersion | null {
+    const row = this.#sql('SELECT id, tenant, recorded_at, predicates FROM registry_versions WHERE id = ?').get(id) as
+      | RegistryRow
+      | undefined;
+    return row ? registryVersionFromRow(row) : null;
+  }
+
   /** Inserts a version; `later` moves its time past the tenant's newest (one statement: atomic). */
   appendRegistryVersion(version: RegistryVersion, later = false): RegistryVersion {
     const row = this.#sql(

@@ -338,6 +338,7 @@ export class SqliteStore implements Store {
   // The other ports delegate to the tables' classes: typed by the port, so each line is the whole method.
   // Keys and registry versions (key-registry-tables.ts): writes wait out a purge's WAL truncate.
   readonly registryVersions: RegistryStore['registryVersions'] = async (tenant) => this.#keys.registryVersions(tenant);
+  readonly registryVersionById: RegistryStore['registryVersionById'] = async (id) => this.#keys.registryVersionById(id);
   readonly appendRegistryVersion: RegistryStore['appendRegistryVersion'] = (version, options) =>
     this.#unheld(() => this.#keys.appendRegistryVersion(version, options?.later));
   readonly insertKey: KeyStore['insertKey'] = (key) => this.#unheld(() => this.#keys.insertKey(key));

@@ -63,6 +63,13 @@ export function registryKeysConformance(open: () => Promise<Store>): void {
       assert.equal((await store.registryVersions(other)).length, 1);
     });
 
+    it('finds a version by its id, of whichever tenant; null for an id never stored', async () => {
+      const version = v(freshTenant(), 0, ['name']);
+      await store.appendRegistryVersion(version);
+      assert.deepEqual(await store.registryVersionById(version.id), version);
+      assert.equal(await store.registryVersionById(newEventId()), null);
+    });
+
     it('stores a replacement (`later`) after the newest version, at its own time when that is later', async () => {
       const tenant = freshTenant();
       await store.appendRegistryVersion(v(tenant, 0, ['name']));
