@@ -98,19 +98,44 @@ interface Pending {
 }
 
 /**
+ * How long the import worker is kept after an import, ms: the next request of a `tether import` (1 MiB
+ * each, back to back) reuses it; a server that stopped importing gives back its ~30 MB (an isolate
+ * with the schemas loaded).
+ */
+export const IMPORT_WORKER_IDLE_MS = 30_000;
+
+/** Options of `ImportWorker`. */
+export interface ImportWorkerOptions {
+  /** How long the worker is kept after an import, ms. @default IMPORT_WORKER_IDLE_MS */
+  idleMs?: number;
+  /** Called when an idle worker was stopped (tests wait for it). */
+  onIdleStop?: () => void;
+}
+
+/**
  * The import worker of one server: started by the first import that needs it (a worker's start is
- * ~0.1 s of a core, and an isolate's memory a server that never imports should not hold), then kept,
- * idle between imports and not holding the process open. It parses one import at a time; the next
- * waits (imports already come one at a time, in the body budget's lane of their own). A worker that
- * died is replaced by the next import.
+ * ~0.1 s of a core, and an isolate's memory a server that never imports should not hold), kept while
+ * imports come (not holding the process open), stopped after `idleMs` without one. It parses one
+ * import at a time; the next waits (imports already come one at a time, in the body budget's lane of
+ * their own). A worker that died is replaced by the next import.
  */
 export class ImportWorker {
+  readonly #idleMs: number;
+  readonly #onIdleStop: (() => void) | undefined;
+  #idle: NodeJS.Timeout | null = null;
+  /** Imports in `run`, waiting or parsing. */
+  #runs = 0;
   #worker: Worker | null = null;
   #starting: Promise<Worker> | null = null;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #turn: Promise<void> = Promise.resolve();
   #closed = false;
+
+  constructor(options: ImportWorkerOptions = {}) {
+    this.#idleMs = options.idleMs ?? IMPORT_WORKER_IDLE_MS;
+    this.#onIdleStop = options.onIdleStop;
+  }
 
   /**
    * Parses and wire-checks `body` on the worker (`import-lines.ts`), as `parseImportLines` would, then
@@ -123,6 +148,9 @@ export class ImportWorker {
     records: RecordCheckOptions,
     use: (parsed: ParsedImport) => Promise<T>,
   ): Promise<T> {
+    this.#runs++;
+    if (this.#idle) clearTimeout(this.#idle);
+    this.#idle = null;
     const before = this.#turn;
     let done = () => {};
     this.#turn = new Promise<void>((resolve) => {
@@ -143,13 +171,23 @@ export class ImportWorker {
       });
     } finally {
       if (this.#worker) await this.#call({ op: 'drop' }).catch(() => {});
+      if (--this.#runs === 0 && !this.#closed) this.#idle = setTimeout(() => this.#stopIdle(), this.#idleMs).unref();
       done();
     }
+  }
+
+  #stopIdle(): void {
+    this.#idle = null;
+    const worker = this.#worker;
+    if (this.#runs > 0 || !worker) return;
+    this.#worker = null;
+    void worker.terminate().then(() => this.#onIdleStop?.());
   }
 
   /** Stops the worker (calls in flight are refused); repeat calls are safe. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#idle) clearTimeout(this.#idle);
     const worker = this.#worker ?? (await this.#starting?.catch(() => null));
     this.#worker = null;
     await worker?.terminate();

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { importWorkerStats } from '../../src/server/import-off-loop.ts';
+import type { AuthContext } from '../../src/auth/auth-context.ts';
+import { ImportWorker, importWorkerStats } from '../../src/server/import-off-loop.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 
 /** Body characters above which the worker parses: low, so a body of a few hundred events goes there. */
@@ -138,5 +139,66 @@ describe('POST /v1/events/import with the body parsed on a worker', () => {
     for (let i = 0; i < 3; i++) assert.equal((await importInto(offLoop, body)).statusCode, 200);
     assert.equal(importWorkerStats.imports, before.imports + 3);
     assert.equal(importWorkerStats.started, before.started, 'the worker of the first test served these');
+  });
+});
+
+describe('ImportWorker', () => {
+  const admin: AuthContext = {
+    keyId: 'k',
+    tenant: '*',
+    agent: null,
+    session: null,
+    admin: true,
+    namespace: null,
+    expiresAt: null,
+  };
+  const records = { now: Date.now(), turnTokenLimit: 2000 };
+
+  // The timeout bounds a wait on an event (the worker's stop): a worker never stopped fails, not hangs.
+  it('stops its worker once idle for idleMs, and starts a new one for the next import', {
+    timeout: 60_000,
+  }, async () => {
+    let stopped = () => {};
+    const stops = [new Promise<void>((r) => (stopped = r))];
+    const worker = new ImportWorker({ idleMs: 0, onIdleStop: () => stopped() });
+    try {
+      const started = importWorkerStats.started;
+      const counted = await worker.run(ndjson(lines()), admin, records, async (p) => p.eventCount);
+      assert.equal(counted, NOTES + 1);
+      assert.equal(importWorkerStats.started, started + 1);
+      await stops[0];
+      stops.push(new Promise<void>((r) => (stopped = r)));
+      await worker.run(ndjson(lines()), admin, records, async (p) => p.eventCount);
+      assert.equal(importWorkerStats.started, started + 2, 'the stopped worker was replaced');
+      await stops[1];
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('parses one import at a time: a second waits for the first to end', async () => {
+    const worker = new ImportWorker();
+    try {
+      const order: string[] = [];
+      let release = () => {};
+      let entered = () => {};
+      const held = new Promise<void>((r) => (release = r));
+      const inFirst = new Promise<void>((r) => (entered = r));
+      const first = worker.run(ndjson(lines()), admin, records, async () => {
+        order.push('first in');
+        entered();
+        await held;
+        order.push('first out');
+      });
+      const second = worker.run(ndjson(lines()), admin, records, async () => {
+        order.push('second in');
+      });
+      await inFirst;
+      release();
+      await Promise.all([first, second]);
+      assert.deepEqual(order, ['first in', 'first out', 'second in']);
+    } finally {
+      await worker.close();
+    }
   });
 });
