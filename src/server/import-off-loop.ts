@@ -1,8 +1,8 @@
 /**
  * @module
- * An import's body parsed and checked off the event loop, on a worker thread (`import-worker.ts`). A 1 MiB body is thousands of lines;
- * parsed on the event loop, even in time slices, its objects (kept until their chunk is stored) made
- * every scavenge copy them, and those pauses, with the parse itself, were most of another tenant's
+ * An import's body parsed and checked off the event loop, on a worker thread (`import-worker.ts`). A
+ * 1 MiB body is thousands of lines; parsed on the event loop, even in time slices, its objects (kept
+ * until their chunk is stored) made every scavenge copy them, and those pauses, with the parse itself, were most of another tenant's
  * wait during an import (bench:fairness). Here the event loop holds only the registry versions and,
  * one at a time, the chunk of events or resume records it stores. The route sends bodies of
  * `OFF_LOOP_IMPORT_BYTES` or more here; smaller ones are parsed on the event loop in slices, as a
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { type ErrorCode, TetherError } from '../common/errors.ts';
-import { workerLoadableSoon } from '../common/worker-bundle.ts';
+import { workerLoadable, workerLoadableSoon } from '../common/worker-bundle.ts';
 import type { ImportedVersion, TenantPlan } from '../memory/backup-import.ts';
 import type { RecordCheckOptions } from '../memory/resume/record-check.ts';
 import type { StoredEvent } from '../store/fact-store.ts';
@@ -41,26 +41,23 @@ export interface ImportWorkerReply {
 /** Import workers started, and imports parsed on one, since the process started (tests check which bodies go there). */
 export const importWorkerStats = { started: 0, imports: 0 };
 
-/**
- * The worker's entry beside this file, with this file's extension: `.js` once compiled; `.ts` under tsx,
- * bundled into plain JavaScript first, by esbuild's own process (`common/worker-bundle.ts`).
- */
-async function workerEntry(): Promise<URL> {
-  if (entryUrl) return entryUrl;
-  const ext = extname(fileURLToPath(import.meta.url));
-  // Kept: from sources it is a data: URL of ~1.5 MB, ms to parse again.
-  entryUrl = new URL(await workerLoadableSoon(new URL(`./import-worker${ext}`, import.meta.url).href));
-  return entryUrl;
+/** The worker's entry beside this file, with this file's extension: `.js` once compiled; `.ts` under tsx. */
+function entryHref(): string {
+  return new URL(`./import-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
 }
 
-let entryUrl: URL | null = null;
+/** The entry as a worker loads it: from sources, bundled into plain JavaScript (`common/worker-bundle.ts`). */
+async function workerEntry(): Promise<URL> {
+  return new URL(await workerLoadableSoon(entryHref()));
+}
 
 /**
- * Makes the worker's code ready (from TypeScript sources: its bundle, ~0.2 s of esbuild on both cores),
- * so the first import does not make it while other tenants' requests run. A server calls it at start.
+ * Makes the worker's code ready (from TypeScript sources: its bundle, ~0.1 s of esbuild), so the first
+ * import does not make it while other tenants' requests run. A server calls it at start; the bundle is
+ * made as the read pool's is (no esbuild service left running beside the server).
  */
-export async function prepareImportWorker(): Promise<void> {
-  await workerEntry();
+export function prepareImportWorker(): void {
+  workerLoadable(entryHref());
 }
 
 /** What the parse found: the versions whole, the events and records counted (taken in chunks later). */
