@@ -38,6 +38,15 @@ export interface ImportWorkerReply {
   error?: { code: ErrorCode; message: string; field?: string };
 }
 
+/**
+ * The error the worker reported: a client's mistake as the `TetherError` it was; anything else as a
+ * plain error, which the server answers as an internal error without its text (logged, not sent).
+ */
+function errorOf(error: NonNullable<ImportWorkerReply['error']>): Error {
+  if (error.code === 'internal') return new Error(`import worker: ${error.message}`);
+  return new TetherError(error.code, error.message, { field: error.field });
+}
+
 /** Import workers started, and imports parsed on one, since the process started (tests check which bodies go there). */
 export const importWorkerStats = { started: 0, imports: 0 };
 
@@ -217,7 +226,7 @@ export class ImportWorker {
         if (!p) return;
         this.#pending.delete(msg.id);
         if (this.#pending.size === 0) worker.unref();
-        if (msg.error) p.reject(new TetherError(msg.error.code, msg.error.message, { field: msg.error.field }));
+        if (msg.error) p.reject(errorOf(msg.error));
         else p.resolve(msg.result);
       });
       const fail = (err: Error) => {

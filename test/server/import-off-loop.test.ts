@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AuthContext } from '../../src/auth/auth-context.ts';
+import { isTetherError } from '../../src/common/errors.ts';
 import { ImportWorker, importWorkerStats } from '../../src/server/import-off-loop.ts';
 import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
 
@@ -171,6 +172,23 @@ describe('ImportWorker', () => {
       await worker.run(ndjson(lines()), admin, records, async (p) => p.eventCount);
       assert.equal(importWorkerStats.started, started + 2, 'the stopped worker was replaced');
       await stops[1];
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it("reports a client's mistake as its TetherError and anything else as a plain error (answered as internal, its text not sent)", async () => {
+    const worker = new ImportWorker();
+    try {
+      await assert.rejects(
+        worker.run('{"id":\n', admin, records, async () => {}),
+        (err: Error) => isTetherError(err) && err.code === 'invalid_request' && err.field === 'line 1',
+      );
+      // Not a string: the parse itself fails on the worker, as a bug would.
+      await assert.rejects(
+        worker.run(42 as unknown as string, admin, records, async () => {}),
+        (err: Error) => !isTetherError(err) && err.message.startsWith('import worker: '),
+      );
     } finally {
       await worker.close();
     }
