@@ -11,25 +11,23 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-interface Bundled {
-  outputFiles: { text: string }[];
-}
-
-interface Esbuild {
-  buildSync(options: Record<string, unknown>): Bundled;
-  build(options: Record<string, unknown>): Promise<Bundled>;
+interface EsbuildSync {
+  buildSync(options: Record<string, unknown>): { outputFiles: { text: string }[] };
 }
 
 /** Bundles already made in this process, by the URL of their entry. */
 const made = new Map<string, string>();
 
-function esbuild(): Esbuild {
+function esbuild(): EsbuildSync {
   const fromTsx = createRequire(fileURLToPath(import.meta.resolve('tsx/esm/api')));
-  return fromTsx('esbuild') as Esbuild;
+  return fromTsx('esbuild') as EsbuildSync;
 }
 
-function buildOptions(entry: string, external: string | null): Record<string, unknown> {
-  return {
+/** `entry` and everything it imports but the `external` package, as one ES module in a data: URL. */
+function bundle(entry: string, external: string | null): string {
+  const known = made.get(entry);
+  if (known) return known;
+  const [out] = esbuild().buildSync({
     entryPoints: [fileURLToPath(entry)],
     bundle: true,
     format: 'esm',
@@ -38,12 +36,8 @@ function buildOptions(entry: string, external: string | null): Record<string, un
     external: external === null ? [] : [external],
     write: false,
     logLevel: 'silent',
-  };
-}
-
-/** The bundle `out` of `entry` as a data: URL (kept for the process). */
-function loadable(entry: string, external: string | null, out: Bundled): string {
-  const text = out.outputFiles[0]?.text ?? '';
+  }).outputFiles;
+  const text = out?.text ?? '';
   if (new RegExp(`from\\s*"(?!node:${external === null ? '' : `|${external}"`})[^./]`).test(text)) {
     throw new Error(`Cannot start a worker thread as ${entry} imports a package other than ${external ?? 'node:'}`);
   }
@@ -60,23 +54,11 @@ function loadable(entry: string, external: string | null, out: Bundled): string 
   return url;
 }
 
-const isSource = (url: string) => url.startsWith('file:') && fileURLToPath(url).endsWith('.ts');
-
 /**
  * The URL a worker thread starts from or imports: `url` itself unless it is TypeScript source, else its
- * bundle, made here on the event loop (~0.1-0.3 s the first time: for workers started with a server).
+ * bundle, made on the event loop once per process (~0.1-0.3 s: made as a server starts).
  * @param external the one package the code may import (native, so left outside the bundle), if any
  */
 export function workerLoadable(url: string, external: string | null = null): string {
-  if (!isSource(url)) return url;
-  return made.get(url) ?? loadable(url, external, esbuild().buildSync(buildOptions(url, external)));
-}
-
-/**
- * `workerLoadable`, with a bundle made by esbuild's own process while the event loop goes on: for a
- * worker started by a request, which must not hold every other request for the bundle.
- */
-export async function workerLoadableSoon(url: string, external: string | null = null): Promise<string> {
-  if (!isSource(url)) return url;
-  return made.get(url) ?? loadable(url, external, await esbuild().build(buildOptions(url, external)));
+  return url.startsWith('file:') && fileURLToPath(url).endsWith('.ts') ? bundle(url, external) : url;
 }

@@ -230,16 +230,30 @@ export async function storeImport(
     else if (plan.timeline.length === 0) await deps.registries.currentForWrite(plan.tenant);
     registryVersions += plan.toStore.length;
   }
-  let imported = 0;
-  for (let i = 0; i < events.count; ) {
-    // Between two chunks the light requests in flight go first, and the writes they queue before the next chunk.
+  const imported = await storeInChunks(events, sizer, (part, took) => deps.engine.importEvents(part, { held: took }));
+  return { imported, skipped: events.count - imported, registryVersions };
+}
+
+/**
+ * Stores `items` in order, a chunk per call of `store` (one transaction each), each chunk sized by
+ * `sizer` from the time the one before held the writer, as `store` reports it to `took`. Between two
+ * chunks the light requests in flight go first, and the writes they queue before the next chunk.
+ * @returns how many items `store` said it stored (those already present are not)
+ */
+export async function storeInChunks<T>(
+  items: ImportSource<T>,
+  sizer: ChunkSizer,
+  store: (part: T[], took: (ms: number) => void) => Promise<number>,
+): Promise<number> {
+  let stored = 0;
+  for (let i = 0; i < items.count; ) {
     if (i > 0) await letOthersRun();
-    const part = await events.take(i, sizer.size);
-    if (part.length === 0) throw new TetherError('internal', `the import's events ended at ${i} of ${events.count}`);
-    imported += await deps.engine.importEvents(part, { held: (ms) => sizer.took(part.length, ms) });
+    const part = await items.take(i, sizer.size);
+    if (part.length === 0) throw new TetherError('internal', `the import's items ended at ${i} of ${items.count}`);
+    stored += await store(part, (ms) => sizer.took(part.length, ms));
     i += part.length;
   }
-  return { imported, skipped: events.count - imported, registryVersions };
+  return stored;
 }
 
 /**

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { type ErrorCode, TetherError } from '../common/errors.ts';
-import { workerLoadable, workerLoadableSoon } from '../common/worker-bundle.ts';
-import type { ImportedVersion, TenantPlan } from '../memory/backup-import.ts';
+import { workerLoadable } from '../common/worker-bundle.ts';
+import type { ImportedVersion, ImportSource, TenantPlan } from '../memory/backup-import.ts';
 import type { RecordCheckOptions } from '../memory/resume/record-check.ts';
 import type { StoredEvent } from '../store/fact-store.ts';
 import type { ResumeRecordLine } from '../store/resume-types.ts';
@@ -55,18 +55,20 @@ function entryHref(): string {
   return new URL(`./import-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
 }
 
-/** The entry as a worker loads it: from sources, bundled into plain JavaScript (`common/worker-bundle.ts`). */
-async function workerEntry(): Promise<URL> {
-  return new URL(await workerLoadableSoon(entryHref()));
+/**
+ * The entry as a worker loads it: from sources, bundled into plain JavaScript once per process
+ * (`common/worker-bundle.ts`, ~0.15 s of the event loop the first time).
+ */
+function workerEntry(): URL {
+  return new URL(workerLoadable(entryHref()));
 }
 
 /**
- * Makes the worker's code ready (from TypeScript sources: its bundle, ~0.1 s of esbuild), so the first
- * import does not make it while other tenants' requests run. A server calls it at start; the bundle is
- * made as the read pool's is (no esbuild service left running beside the server).
+ * Makes the worker's code ready (from TypeScript sources: its bundle), so the first import does not
+ * make it while other tenants' requests run. A server calls it at start, as the read pool bundles its own.
  */
 export function prepareImportWorker(): void {
-  workerLoadable(entryHref());
+  workerEntry();
 }
 
 /** What the parse found: the versions whole, the events and records counted (taken in chunks later). */
@@ -83,19 +85,15 @@ export interface ParsedImport {
   versions: ImportedVersion[];
   /** The tenants of its versions and events, in the order first named. */
   tenants: string[];
-  /** Events in the body. */
-  eventCount: number;
-  /** Resume records in the body. */
-  recordCount: number;
   /**
    * Checks every event against `plans` (`checkImportedEvents`).
    * @throws {TetherError} 400 naming the line and field of the first refused event
    */
   check(plans: TenantPlan[], now: number): Promise<void>;
-  /** The `count` events from the `from`-th on, in line order. */
-  events(from: number, count: number): Promise<StoredEvent[]>;
-  /** The `count` resume records from the `from`-th on, in line order. */
-  records(from: number, count: number): Promise<ResumeRecordLine[]>;
+  /** The body's events, in line order, taken from the worker a chunk at a time. */
+  events: ImportSource<StoredEvent>;
+  /** The body's resume records, in line order, taken from the worker a chunk at a time. */
+  records: ImportSource<ResumeRecordLine>;
 }
 
 interface Pending {
@@ -132,7 +130,6 @@ export class ImportWorker {
   /** Imports in `run`, waiting or parsing. */
   #runs = 0;
   #worker: Worker | null = null;
-  #starting: Promise<Worker> | null = null;
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #turn: Promise<void> = Promise.resolve();
@@ -169,11 +166,15 @@ export class ImportWorker {
       return await use({
         versions: found.versions,
         tenants: found.tenants,
-        eventCount: found.events,
-        recordCount: found.records,
         check: (plans, now) => this.#call<void>({ op: 'check', plans, now }),
-        events: (from, count) => this.#call<StoredEvent[]>({ op: 'events', from, count }),
-        records: (from, count) => this.#call<ResumeRecordLine[]>({ op: 'records', from, count }),
+        events: {
+          count: found.events,
+          take: (from, count) => this.#call<StoredEvent[]>({ op: 'events', from, count }),
+        },
+        records: {
+          count: found.records,
+          take: (from, count) => this.#call<ResumeRecordLine[]>({ op: 'records', from, count }),
+        },
       });
     } finally {
       if (this.#worker) await this.#call({ op: 'drop' }).catch(() => {});
@@ -194,17 +195,14 @@ export class ImportWorker {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#idle) clearTimeout(this.#idle);
-    const worker = this.#worker ?? (await this.#starting?.catch(() => null));
+    const worker = this.#worker;
     this.#worker = null;
     await worker?.terminate();
   }
 
-  async #call<T>(request: Record<string, unknown> & { op: ImportWorkerRequest['op'] }): Promise<T> {
-    let worker = this.#worker;
-    if (!worker) {
-      this.#starting ??= this.#start();
-      worker = await this.#starting;
-    }
+  #call<T>(request: Record<string, unknown> & { op: ImportWorkerRequest['op'] }): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error('the import worker is closed'));
+    const worker = this.#worker ?? this.#start();
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -213,33 +211,27 @@ export class ImportWorker {
     });
   }
 
-  async #start(): Promise<Worker> {
-    try {
-      const entry = await workerEntry();
-      if (this.#closed) throw new Error('the import worker is closed');
-      // No preloads (a server run through tsx has `--import tsx`): the entry is plain JavaScript.
-      const worker = new Worker(entry, { execArgv: [] });
-      importWorkerStats.started++;
-      worker.unref(); // ref'd only while it has calls in flight
-      worker.on('message', (msg: ImportWorkerReply) => {
-        const p = this.#pending.get(msg.id);
-        if (!p) return;
-        this.#pending.delete(msg.id);
-        if (this.#pending.size === 0) worker.unref();
-        if (msg.error) p.reject(errorOf(msg.error));
-        else p.resolve(msg.result);
-      });
-      const fail = (err: Error) => {
-        if (this.#worker === worker) this.#worker = null;
-        for (const p of this.#pending.values()) p.reject(err);
-        this.#pending.clear();
-      };
-      worker.on('error', fail);
-      worker.on('exit', () => fail(new Error('the import worker exited')));
-      this.#worker = worker;
-      return worker;
-    } finally {
-      this.#starting = null;
-    }
+  #start(): Worker {
+    // No preloads (a server run through tsx has `--import tsx`): the entry is plain JavaScript.
+    const worker = new Worker(workerEntry(), { execArgv: [] });
+    importWorkerStats.started++;
+    worker.unref(); // ref'd only while it has calls in flight
+    worker.on('message', (msg: ImportWorkerReply) => {
+      const p = this.#pending.get(msg.id);
+      if (!p) return;
+      this.#pending.delete(msg.id);
+      if (this.#pending.size === 0) worker.unref();
+      if (msg.error) p.reject(errorOf(msg.error));
+      else p.resolve(msg.result);
+    });
+    const fail = (err: Error) => {
+      if (this.#worker === worker) this.#worker = null;
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', () => fail(new Error('the import worker exited')));
+    this.#worker = worker;
+    return worker;
   }
 }

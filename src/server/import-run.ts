@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { ChunkSizer } from '../common/chunk-sizer.ts';
 import type { Clock } from '../common/clock.ts';
-import { letOthersRun, SLICE_MS } from '../common/time-slice.ts';
+import { SLICE_MS } from '../common/time-slice.ts';
 import {
   arraySource,
   IMPORT_CHUNK,
@@ -18,6 +18,7 @@ import {
   importBackup,
   planImport,
   storeImport,
+  storeInChunks,
 } from '../memory/backup-import.ts';
 import type { MemoryEngine } from '../memory/engine.ts';
 import type { RegistryBook } from '../memory/registry-book.ts';
@@ -52,22 +53,14 @@ export interface ImportDeps {
  * Resume records are plain rows (no registry to check): stored after the events, repeats skipped, in
  * chunks (one transaction each, sized to about SLICE_MS) so other tenants' writes go on between them.
  */
-async function storeRecords(
-  store: Pick<ResumeStore, 'importResume'>,
-  records: ImportSource<ResumeRecordLine>,
-): Promise<number> {
-  let stored = 0;
+function storeRecords(store: ImportDeps['store'], records: ImportSource<ResumeRecordLine>): Promise<number> {
   const sizer = new ChunkSizer({ max: IMPORT_CHUNK, budgetMs: SLICE_MS });
-  for (let i = 0; i < records.count; ) {
-    if (i > 0) await letOthersRun(); // light requests first between two chunks
-    const part = await records.take(i, sizer.size);
-    if (part.length === 0) throw new Error(`the import's resume records ended at ${i} of ${records.count}`);
+  return storeInChunks(records, sizer, async (part, took) => {
     const started = performance.now();
-    stored += await store.importResume(part);
-    sizer.took(part.length, performance.now() - started);
-    i += part.length;
-  }
-  return stored;
+    const stored = await store.importResume(part);
+    took(performance.now() - started);
+    return stored;
+  });
 }
 
 /**
@@ -84,9 +77,7 @@ export async function runImport(deps: ImportDeps, body: string, auth: AuthContex
   return deps.worker.run(body, auth, records, async (parsed) => {
     const plans = await planImport(deps.registries, parsed.versions, parsed.tenants);
     await parsed.check(plans, deps.clock.now());
-    const events = { count: parsed.eventCount, take: (from: number, n: number) => parsed.events(from, n) };
-    const r = await storeImport(deps, plans, events);
-    const resume = { count: parsed.recordCount, take: (from: number, n: number) => parsed.records(from, n) };
-    return { ...r, resumeRecords: await storeRecords(deps.store, resume) };
+    const r = await storeImport(deps, plans, parsed.events);
+    return { ...r, resumeRecords: await storeRecords(deps.store, parsed.records) };
   });
 }

@@ -164,12 +164,12 @@ describe('ImportWorker', () => {
     const worker = new ImportWorker({ idleMs: 0, onIdleStop: () => stopped() });
     try {
       const started = importWorkerStats.started;
-      const counted = await worker.run(ndjson(lines()), admin, records, async (p) => p.eventCount);
+      const counted = await worker.run(ndjson(lines()), admin, records, async (p) => p.events.count);
       assert.equal(counted, NOTES + 1);
       assert.equal(importWorkerStats.started, started + 1);
       await stops[0];
       stops.push(new Promise<void>((r) => (stopped = r)));
-      await worker.run(ndjson(lines()), admin, records, async (p) => p.eventCount);
+      await worker.run(ndjson(lines()), admin, records, async (p) => p.events.count);
       assert.equal(importWorkerStats.started, started + 2, 'the stopped worker was replaced');
       await stops[1];
     } finally {
