@@ -20,7 +20,9 @@
  * the CPU, which in a deployment it would not, being another machine; printed when not 0), --samples
  * FILE (writes, to FILE.<run>.json, the rows' windows and every sample of B, `[sentAt, ms, kind,
  * status]`: which of B's requests waited, and when), --cpu-prof DIR (the server runs with
- * `--cpu-prof` into DIR; read a profile with `lib/cpuprofile-summary.ts`).
+ * `--cpu-prof` into DIR; read a profile with `lib/cpuprofile-summary.ts`), --node-flags "F…" (more node
+ * flags for the server child, after the servers' own, so a V8 flag given here wins: e.g.
+ * `--heap-growing-percent=50`; printed in the table's header).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,6 +44,7 @@ const { values: flags } = parseArgs({
     runs: { type: 'string', default: '3' },
     samples: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    'node-flags': { type: 'string' },
   },
 });
 const A_NICE = Number(flags['a-nice']);
@@ -51,6 +54,7 @@ if (!Number.isInteger(A_NICE) || A_NICE < 0 || A_NICE > 19) {
 const RUNS = Number(flags.runs);
 if (!Number.isInteger(RUNS) || RUNS < 1 || RUNS > 20)
   throw new Error(`--runs must be a whole number from 1 to 20: got ${flags.runs}`);
+const EXTRA_NODE_FLAGS = flags['node-flags']?.split(' ').filter(Boolean) ?? [];
 const RATE_MS = Number(flags['rate-ms']);
 const QUIET_MS = Number(flags['quiet-ms']);
 const MIN_WINDOW_MS = Number(flags['min-window-ms']);
@@ -76,10 +80,10 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
   if (A_NICE > 0) setPriority(0);
   const startLoad = load();
   const dir = mkdtempSync(join(tmpdir(), 'tether-fairness-'));
-  const server = await startChildServer(
-    dir,
-    flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${flags['cpu-prof']}`, '--cpu-prof-interval=250'] : [],
-  );
+  const server = await startChildServer(dir, [
+    ...(flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${flags['cpu-prof']}`, '--cpu-prof-interval=250'] : []),
+    ...EXTRA_NODE_FLAGS,
+  ]);
   let tenantB: ChildProcess | undefined;
   try {
     const api = async (method: string, path: string, key: string, body?: unknown, type = 'application/json') => {
@@ -324,6 +328,7 @@ if (A_NICE > 0) {
     `tenant A's client (this process) ran at nice ${A_NICE}: on one machine its parsing of the big answers competes with the server and B for the CPU, as in a deployment it would not`,
   );
 }
+if (EXTRA_NODE_FLAGS.length > 0) console.log(`the server ran with these node flags too: ${EXTRA_NODE_FLAGS.join(' ')}`);
 console.log(`bench:fairness — medians over ${RUNS} run(s), each on a new server; ${load()}`);
 console.log(mediansTable(runs));
 console.log(lost > 0 ? `LOST ${lost} written values` : 'nothing lost in any run');
