@@ -5,8 +5,10 @@
  * Recall and history send the answer's bytes as a read worker built them when the store can
  * (`…Text` calls): the same JSON, without the event loop mapping and serializing every row.
  */
+import { finished, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AnswerBytes } from '../../store/answer-text-port.ts';
+import { answerWritten } from '../../store/lent-answers.ts';
 import type { MemoryCalls } from '../calls/memory-calls.ts';
 import {
   forgetAnswer,
@@ -26,9 +28,26 @@ import type { ZodTypeProvider } from '../zod-routes.ts';
 /** The content type Fastify gives a JSON object answer: the same for finished bytes. */
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-/** Sends finished answer bytes as they are (no serializer runs on a Buffer). */
+/**
+ * Sends finished answer bytes as they are (no serializer runs on them). The store may have lent them
+ * (a read worker's slab slot, on a SharedArrayBuffer): they are given back once the response finished
+ * (handed to the OS whole) or its connection closed, never while the socket may still read them. The
+ * connection too: the answer to a pipelined request queued behind a stalled one is never written and
+ * never closes when the client goes away; only its socket does. Fastify sends a Buffer as is only on
+ * an ArrayBuffer, so lent bytes go as a one-chunk stream of known length.
+ */
 function sendBytes(reply: FastifyReply, bytes: AnswerBytes) {
-  return reply.type(JSON_TYPE).send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  reply.type(JSON_TYPE);
+  if (bytes.buffer instanceof ArrayBuffer) return reply.send(body);
+  const socket = reply.request.raw.socket;
+  const giveBack = () => {
+    socket.off('close', giveBack);
+    answerWritten(bytes);
+  };
+  socket.once('close', giveBack);
+  finished(reply.raw, giveBack);
+  return reply.header('content-length', body.byteLength).send(Readable.from([body], { objectMode: false }));
 }
 
 export async function memoryRoutes(app: FastifyInstance, opts: { calls: MemoryCalls }): Promise<void> {

@@ -7,7 +7,9 @@
  * Whole `as_of` folds (`foldFactLogs`) take one lane of at most `size - 1` workers (at least 1): ten
  * at once queue here, one after another, and leave a worker free for the other reads. Heavy answers
  * come back as finished JSON bytes (`renderedReads`), and the workers run at a lower OS priority
- * (`thread-priority.ts`): on a machine of few cores the event loop keeps its CPU.
+ * (`thread-priority.ts`): on a machine of few cores the event loop keeps its CPU. Answers the loop
+ * writes whole come in a slot of a slab the workers share (`answer-slab.ts`), lent to the caller until
+ * it says they were written (`lent-answers.ts`).
  * Used by `sqlite-store.ts`; a store in memory (no file to share) reads inline instead.
  */
 import { extname } from 'node:path';
@@ -15,7 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { workerLoadable } from '../../common/worker-bundle.ts';
 import type { RenderedReads } from '../answer-text-port.ts';
+import { lendAnswer } from '../lent-answers.ts';
 import type { OffLoopFolds } from '../log-fold-port.ts';
+import { AnswerSlab, type SlabMemory, type SlabRef } from './answer-slab.ts';
 import type { ReadOp } from './read-queries.ts';
 
 /** Options of `ReadPool`. */
@@ -28,6 +32,16 @@ export interface ReadPoolOptions {
   foldModule?: string;
   /** URL of the answer module (`server/answer-text.ts`) the workers load to build answer text; none: no text. */
   answerModule?: string;
+  /** The slab's slots and their size (tests make them small). @default SLAB_SLOTS, SLAB_SLOT_BYTES */
+  slab?: { slots: number; slotBytes: number };
+}
+
+/** What the workers start with. */
+interface WorkerStart {
+  path: string;
+  foldModule: string | null;
+  answerModule: string | null;
+  slab: SlabMemory | null;
 }
 
 /** A worker thread's OS id and nice value, as it reported them at start (null: not set there). */
@@ -39,6 +53,14 @@ export interface WorkerThreadInfo {
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
+}
+
+/** A worker's message about a read: its result or error; `lent`: the result's bytes are in that slab slot. */
+interface WorkerAnswer {
+  id?: number;
+  result?: unknown;
+  error?: string;
+  lent?: SlabRef;
 }
 
 interface Member {
@@ -63,15 +85,17 @@ export class ReadPool {
   #nextId = 1;
   #closed = false;
   /**
-   * Reads answered by the workers, of them whole `as_of` folds, and the most folds ever in flight at
-   * once (tests check the pool is used and the lane holds).
+   * Reads answered by the workers, of them whole `as_of` folds, the most folds ever in flight at once,
+   * and answers lent in a slab slot (tests check the pool is used, the lane holds, the slab is used).
    */
-  readonly stats = { reads: 0, folds: 0, foldPeak: 0 };
+  readonly stats = { reads: 0, folds: 0, foldPeak: 0, lent: 0 };
   /** Folds sent and not answered yet, and those waiting for a lane. */
   #folding = 0;
   readonly #foldQueue: (() => void)[] = [];
   readonly #foldLanes: number;
   readonly #answers: boolean;
+  /** The answers' slab (null without an answer module). */
+  readonly #slab: AnswerSlab | null;
   /**
    * Workers at most; one starts with the pool, the others when a read finds every running one busy
    * (each is an isolate and a page cache: ~10 MB of RSS that a server reading one thing at a time never needs).
@@ -88,32 +112,38 @@ export class ReadPool {
     this.#answers = options.answerModule !== undefined;
     this.#size = size;
     const entry = workerEntry();
-    const data = {
+    const slab = this.#answers ? AnswerSlab.memory(options.slab?.slots, options.slab?.slotBytes) : null;
+    this.#slab = slab && new AnswerSlab(slab);
+    const data: WorkerStart = {
       path: options.path,
       foldModule: options.foldModule ? workerLoadable(options.foldModule) : null,
       answerModule: options.answerModule ? workerLoadable(options.answerModule) : null,
+      slab,
     };
     this.#spawn = () => this.#start(entry, data);
     this.#members.push(this.#spawn());
   }
 
-  #start(entry: URL, workerData: { path: string; foldModule: string | null; answerModule: string | null }): Member {
+  #start(entry: URL, workerData: WorkerStart): Member {
     const worker = new Worker(entry, { workerData });
     const member: Member = { worker, pending: new Map(), alive: true, thread: null };
     worker.unref(); // ref'd only while it has reads in flight
-    worker.on('message', (msg: { id?: number; result?: unknown; error?: string } & Partial<WorkerThreadInfo>) => {
+    worker.on('message', (msg: WorkerAnswer & Partial<WorkerThreadInfo>) => {
       if (msg.id === undefined) {
         if (msg.tid !== undefined) member.thread = { tid: msg.tid, nice: msg.nice ?? null };
         return;
       }
       const p = member.pending.get(msg.id);
-      if (!p) return;
+      if (!p) {
+        if (msg.lent) this.#slab?.free(msg.lent.slot);
+        return;
+      }
       member.pending.delete(msg.id);
       if (member.pending.size === 0) worker.unref();
       if (msg.error !== undefined) p.reject(new Error(msg.error));
       else {
         this.stats.reads++;
-        p.resolve(msg.result);
+        p.resolve(msg.lent ? this.#lent(msg.result, msg.lent) : msg.result);
       }
     });
     const fail = (err: Error) => {
@@ -124,6 +154,19 @@ export class ReadPool {
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('read worker exited')));
     return member;
+  }
+
+  /** A lent answer's bytes (a view on its slot) put where the worker left their place empty. */
+  #lent(result: unknown, ref: SlabRef): unknown {
+    const slab = this.#slab as AnswerSlab;
+    this.stats.lent++;
+    const bytes = lendAnswer(slab.view(ref), () => slab.free(ref.slot));
+    return result === null ? bytes : { ...(result as object), body: bytes };
+  }
+
+  /** Slab slots held now: lent and not given back yet, or being filled by a worker. */
+  get lentNow(): number {
+    return this.#slab?.held() ?? 0;
   }
 
   /**

@@ -1,8 +1,10 @@
 /**
  * @module
  * A read worker of `read-pool.ts`: its own read-only connection on the WAL database and a
- * `SqliteReads` over it, answering `{id, op, args}` with `{id, result}` or `{id, error}`; answer bytes
- * are moved to the event loop, not copied. The thread runs at a lower OS priority
+ * `SqliteReads` over it, answering `{id, op, args}` with `{id, result}` or `{id, error}`. The bytes of
+ * an answer the loop writes whole are put in a slot of the pool's shared slab (`answer-slab.ts`: no
+ * new memory on the loop's heap) and named by `lent`; other bytes, or those no slot takes, are moved
+ * to the event loop, not copied. The thread runs at a lower OS priority
  * (`thread-priority.ts`) and says so in its first message. Runs on a worker thread only (started by
  * the pool, as .ts under tsx or as compiled .js).
  */
@@ -11,6 +13,7 @@ import Database from 'better-sqlite3';
 import { lowerThreadPriority } from '../../common/thread-priority.ts';
 import type { AnswerTextModule } from '../answer-text-port.ts';
 import type { FoldModule } from '../log-fold-port.ts';
+import { AnswerSlab, type SlabMemory, type SlabRef } from './answer-slab.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 
 /** A request from the pool. */
@@ -20,9 +23,14 @@ export interface ReadRequest {
   args: unknown[];
 }
 
+if (!parentPort) throw new Error('read-worker.ts runs on a worker thread only');
 const port = parentPort;
-if (!port) throw new Error('read-worker.ts runs on a worker thread only');
-const data = workerData as { path: string; foldModule: string | null; answerModule: string | null };
+const data = workerData as {
+  path: string;
+  foldModule: string | null;
+  answerModule: string | null;
+  slab: SlabMemory | null;
+};
 const priority = lowerThreadPriority();
 // The fold is the memory engine's, the answer text the server's, loaded by the URLs the store was
 // given (drivers never import memory/ or server/).
@@ -37,11 +45,32 @@ db.pragma('busy_timeout = 5000');
 db.pragma('cache_size = -4096');
 const reads = new SqliteReads(db, { folds, answers });
 const run = reads as unknown as Record<ReadOp, (...args: unknown[]) => unknown>;
+const slab = data.slab ? new AnswerSlab(data.slab) : null;
 
-/** The bytes of an answer (alone or as `body`), to move instead of copy. */
-function bytesOf(result: unknown): ArrayBuffer[] {
+/** Answers the loop writes whole, and gives back once written (export pages are cut and streamed: moved). */
+const LENT_OPS: ReadonlySet<ReadOp> = new Set([
+  'historyPageText',
+  'foldFactLogsText',
+  'searchBeliefsText',
+  'currentBeliefsText',
+]);
+
+/** The bytes of an answer (alone or as `body`). */
+function bytesOf(result: unknown): Uint8Array | null {
   const bytes = result instanceof Uint8Array ? result : (result as { body?: unknown } | null)?.body;
-  return bytes instanceof Uint8Array && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : [];
+  return bytes instanceof Uint8Array && bytes.buffer instanceof ArrayBuffer ? bytes : null;
+}
+
+/** Posts an answer: its bytes in a slab slot when it is lent and one takes them, else moved. */
+function answer(id: number, op: ReadOp, result: unknown): void {
+  const bytes = bytesOf(result);
+  const lent: SlabRef | null = bytes && slab && LENT_OPS.has(op) ? slab.put(bytes) : null;
+  if (lent) {
+    // The bytes' place in `result` is left empty: the pool puts the slot's view there.
+    port.postMessage({ id, result: result === bytes ? null : { ...(result as object), body: null }, lent });
+    return;
+  }
+  port.postMessage({ id, result }, bytes ? [bytes.buffer as ArrayBuffer] : []);
 }
 
 port.on('message', (msg: ReadRequest | 'close') => {
@@ -51,8 +80,7 @@ port.on('message', (msg: ReadRequest | 'close') => {
     return;
   }
   try {
-    const result = run[msg.op].apply(reads, msg.args);
-    port.postMessage({ id: msg.id, result }, bytesOf(result));
+    answer(msg.id, msg.op, run[msg.op].apply(reads, msg.args));
   } catch (err) {
     port.postMessage({ id: msg.id, error: String((err as Error)?.message ?? err) });
   }

@@ -249,6 +249,13 @@ export class SqliteStore implements Store {
   get pooledFoldPeak(): number {
     return this.#pool?.stats.foldPeak ?? 0;
   }
+  /** Answers lent in the read workers' slab so far, and its slots held now (`answer-slab.ts`). */
+  get lentAnswers(): number {
+    return this.#pool?.stats.lent ?? 0;
+  }
+  get answerSlotsHeld(): number {
+    return this.#pool?.lentNow ?? 0;
+  }
 
   /** Whole `as_of` folds on a read worker while one runs (and the fold module was given); else null. */
   offLoopFolds(): OffLoopFolds | null {

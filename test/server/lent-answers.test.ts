@@ -1,0 +1,177 @@
+/**
+ * Answers lent from the read workers' slab (issue 21): a history page sent from a slab slot keeps its
+ * slot until the response finished, so clients that stop reading while other requests take and give
+ * back the other slots still get their own answer byte for byte; with every slot held, answers are
+ * moved as before; once every answer is read, every slot is free again. Over real sockets: what is
+ * tested is when the socket is done with the bytes.
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SLAB_SLOTS } from '../../src/store/sqlite/answer-slab.ts';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { startTestMemoryServer, type TestMemoryServer } from '../helpers/memory-server.ts';
+
+let srv: TestMemoryServer;
+let key: string;
+let store: SqliteStore;
+/** Facts of 1,000 values of ~200 bytes: each whole page (~0.75 MB, a value is in it twice) fits a slot and outgrows the sockets' buffers. */
+const FACTS = 4;
+const subjectOf = (f: number) => `big-${f}`;
+const pagePath = (f: number) => `/v1/memories/history?subject=${subjectOf(f)}&predicate=note&limit=1000`;
+
+before(async () => {
+  srv = await startTestMemoryServer();
+  store = srv.running.store as unknown as SqliteStore;
+  key = await srv.agentKey('lent', 'run-1');
+  for (let f = 0; f < FACTS; f++) {
+    for (const half of [0, 1]) {
+      const statements = Array.from({ length: 500 }, (_, i) => ({
+        subject: subjectOf(f),
+        predicate: 'note',
+        value: `f${f}-${half}-${i} ${'x'.repeat(200)}`,
+      }));
+      const r = await srv.call('POST', '/v1/memories', { key, body: { statements } });
+      assert.equal(r.status, 200, r.text);
+    }
+  }
+});
+after(() => srv.close());
+
+/**
+ * `count` GETs sent at once on one connection (pipelined) whose answers are not read until `read`:
+ * a few fill the sockets' buffers and the next waits in the server, its bytes still to be written.
+ */
+async function stalled(paths: string[]): Promise<{ socket: Socket; read: () => Promise<Answer[]> }> {
+  const url = new URL(srv.url);
+  const socket = connect(Number(url.port), url.hostname);
+  await once(socket, 'connect');
+  socket.pause();
+  const host = `${url.hostname}:${url.port}`;
+  socket.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nhost: ${host}\r\nauthorization: Bearer ${key}\r\n\r\n`).join(''));
+  return {
+    socket,
+    read: async () => {
+      const chunks: Buffer[] = [];
+      const answers: Answer[] = [];
+      let buffered = Buffer.alloc(0);
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.resume();
+      while (answers.length < paths.length) {
+        buffered = Buffer.concat([buffered, ...chunks.splice(0)]);
+        const parsed = nextAnswer(buffered);
+        if (parsed) {
+          answers.push(parsed.answer);
+          buffered = buffered.subarray(parsed.used);
+        } else await once(socket, 'data'); // the listener above keeps the chunk
+      }
+      socket.destroy();
+      return answers;
+    },
+  };
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** One HTTP/1.1 answer with a content-length from the front of `buf`, or null when it has not all come. */
+function nextAnswer(buf: Buffer): { answer: Answer; used: number } | null {
+  const end = buf.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const [statusLine, ...lines] = buf.subarray(0, end).toString('latin1').split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
+  const length = Number(headers['content-length']);
+  assert.ok(Number.isInteger(length), `every answer has a content-length: ${statusLine}`);
+  if (buf.length < end + 4 + length) return null;
+  const body = buf.subarray(end + 4, end + 4 + length).toString('utf8');
+  return { answer: { status: Number(statusLine?.split(' ')[1]), headers, body }, used: end + 4 + length };
+}
+
+/** Each answer is the page of its fact, byte for byte (a mismatch names where, not the megabytes). */
+function same(answers: Answer[], facts: number[], expected: string[], what: string): void {
+  assert.equal(answers.length, facts.length, what);
+  for (const [i, a] of answers.entries()) {
+    const want = expected[facts[i] as number] as string;
+    if (a.body === want) continue;
+    let at = 0;
+    while (at < want.length && a.body[at] === want[at]) at++;
+    assert.fail(
+      `${what}, answer ${i} (status ${a.status}, ${a.body.length} of ${want.length} characters) differs at ${at}: ${JSON.stringify(a.body.slice(Math.max(0, at - 40), at + 80))}`,
+    );
+  }
+}
+
+/** Waits (bounded by the test's timeout, never by a timer's guess) until the condition holds. */
+async function until(ok: () => boolean): Promise<void> {
+  while (!ok()) await sleep(5);
+}
+
+/** Pages each stalled connection asks for: more than its socket's buffers hold (~4 MB here). */
+const PIPELINED = 8;
+const pagesFor = (c: number) => Array.from({ length: PIPELINED }, (_, r) => (c + r) % FACTS);
+
+describe("answers lent from the read workers' slab", () => {
+  it('keeps a slot until its answer was written, moves answers when every slot is held, frees all at the end', {
+    timeout: 120_000,
+  }, async () => {
+    // What every page is: read whole, one at a time, before anything stalls.
+    const expected: string[] = [];
+    for (let f = 0; f < FACTS; f++) {
+      const r = await srv.call('GET', pagePath(f), { key });
+      assert.equal(r.status, 200, r.text);
+      assert.equal((JSON.parse(r.text) as { events: unknown[] }).events.length, 1000);
+      expected.push(r.text);
+    }
+    await until(() => store.answerSlotsHeld === 0);
+    assert.ok(store.lentAnswers >= FACTS, `every whole page was lent (${store.lentAnswers})`);
+
+    // Connections that stop reading: each holds the slot of the answer that waits in the server.
+    const stalls = [];
+    for (let c = 0; c < SLAB_SLOTS; c++) stalls.push(await stalled(pagesFor(c).map(pagePath)));
+    await until(() => store.answerSlotsHeld === SLAB_SLOTS);
+
+    // Every slot is held: pages asked for now are moved (or lent a slot a stalled answer just gave
+    // back, as the sockets' buffers grow), and each is right.
+    const lentStalled = store.lentAnswers;
+    for (let f = 0; f < FACTS; f++) {
+      const r = await srv.call('GET', pagePath(f), { key });
+      assert.equal(r.text, expected[f], `page ${f} (moved)`);
+    }
+
+    // Half the connections read all; the slots they free are lent again while the others still wait.
+    for (let c = 0; c < SLAB_SLOTS / 2; c++) {
+      const answers: Answer[] = await (stalls[c] as (typeof stalls)[number]).read();
+      same(answers, pagesFor(c), expected, `connection ${c}`);
+      assert.equal(answers[0]?.headers['transfer-encoding'], undefined);
+    }
+    await until(() => store.answerSlotsHeld <= SLAB_SLOTS / 2);
+    const churn = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => srv.call('GET', pagePath(i % FACTS), { key })),
+    );
+    for (const [i, r] of churn.entries()) assert.equal(r.text, expected[i % FACTS], `churn ${i}`);
+    assert.ok(store.lentAnswers > lentStalled, 'the freed slots were lent again');
+
+    // The connections still waiting get their own bytes, untouched by the answers lent meanwhile.
+    for (let c = SLAB_SLOTS / 2; c < SLAB_SLOTS; c++) {
+      const answers: Answer[] = await (stalls[c] as (typeof stalls)[number]).read();
+      same(answers, pagesFor(c), expected, `connection ${c}`);
+    }
+    await until(() => store.answerSlotsHeld === 0);
+  });
+
+  it('gives a slot back when its client goes away before reading', { timeout: 60_000 }, async () => {
+    const { socket } = await stalled(pagesFor(0).map(pagePath));
+    await until(() => store.answerSlotsHeld > 0);
+    socket.destroy();
+    await until(() => store.answerSlotsHeld === 0);
+    const r = await srv.call('GET', pagePath(0), { key });
+    assert.equal((JSON.parse(r.text) as { events: unknown[] }).events.length, 1000);
+  });
+});
