@@ -165,7 +165,7 @@ export class ReadPool {
   }
 
   /** Slab slots held now: lent and not given back yet, or being filled by a worker. */
-  get lentNow(): number {
+  get slotsHeld(): number {
     return this.#slab?.held() ?? 0;
   }
 

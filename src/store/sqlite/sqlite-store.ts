@@ -254,7 +254,7 @@ export class SqliteStore implements Store {
     return this.#pool?.stats.lent ?? 0;
   }
   get answerSlotsHeld(): number {
-    return this.#pool?.lentNow ?? 0;
+    return this.#pool?.slotsHeld ?? 0;
   }
 
   /** Whole `as_of` folds on a read worker while one runs (and the fold module was given); else null. */
