@@ -11,13 +11,21 @@
  * worker claims the lowest free slot (`Atomics.compareExchange`, so only slots ever needed at once
  * become resident), copies the answer in and names the slot in its message; the loop lends a view on
  * it (`lent-answers.ts`) and frees the slot once the answer was written (the response finished or
- * closed). An answer larger than a slot, or with every slot held, is moved (transferred) as before.
+ * closed). An answer under `SLAB_MIN_BYTES` or larger than a slot, or with every slot held, is moved
+ * (transferred) as before.
  */
 
 /** Slots of one pool's slab: answers lent at once (more are transferred). */
 export const SLAB_SLOTS = 8;
 /** Bytes of one slot: a page of 1,000 history events of ~400 bytes each fits. */
 export const SLAB_SLOT_BYTES = 1 << 20;
+
+/**
+ * Answers smaller than this are moved, not lent: a few KB of external memory is nothing against the GC's
+ * limit, and the one-chunk stream a lent answer goes out as costs the loop more than a plain Buffer
+ * (bench:memory's 1-client search p99, ~43 results an answer: 1.25x when every answer was lent).
+ */
+export const SLAB_MIN_BYTES = 64 * 1024;
 
 /** Where a worker put an answer: its slot and its length in bytes. */
 export interface SlabRef {

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { lowerThreadPriority } from '../../common/thread-priority.ts';
 import type { AnswerTextModule } from '../answer-text-port.ts';
 import type { FoldModule } from '../log-fold-port.ts';
-import { AnswerSlab, type SlabMemory, type SlabRef } from './answer-slab.ts';
+import { AnswerSlab, SLAB_MIN_BYTES, type SlabMemory, type SlabRef } from './answer-slab.ts';
 import { type ReadOp, SqliteReads } from './read-queries.ts';
 
 /** A request from the pool. */
@@ -64,7 +64,8 @@ function bytesOf(result: unknown): Uint8Array | null {
 /** Posts an answer: its bytes in a slab slot when it is lent and one takes them, else moved. */
 function answer(id: number, op: ReadOp, result: unknown): void {
   const bytes = bytesOf(result);
-  const lent: SlabRef | null = bytes && slab && LENT_OPS.has(op) ? slab.put(bytes) : null;
+  const lend = bytes && slab && bytes.byteLength >= SLAB_MIN_BYTES && LENT_OPS.has(op);
+  const lent: SlabRef | null = lend ? slab.put(bytes) : null;
   if (lent) {
     // The bytes' place in `result` is left empty: the pool puts the slot's view there.
     port.postMessage({ id, result: result === bytes ? null : { ...(result as object), body: null }, lent });
