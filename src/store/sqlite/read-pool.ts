@@ -32,8 +32,6 @@ export interface ReadPoolOptions {
   foldModule?: string;
   /** URL of the answer module (`server/answer-text.ts`) the workers load to build answer text; none: no text. */
   answerModule?: string;
-  /** The slab's slots and their size (tests make them small). @default SLAB_SLOTS, SLAB_SLOT_BYTES */
-  slab?: { slots: number; slotBytes: number };
 }
 
 /** What the workers start with. */
@@ -112,7 +110,7 @@ export class ReadPool {
     this.#answers = options.answerModule !== undefined;
     this.#size = size;
     const entry = workerEntry();
-    const slab = this.#answers ? AnswerSlab.memory(options.slab?.slots, options.slab?.slotBytes) : null;
+    const slab = this.#answers ? AnswerSlab.memory() : null;
     this.#slab = slab && new AnswerSlab(slab);
     const data: WorkerStart = {
       path: options.path,
