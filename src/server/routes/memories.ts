@@ -33,8 +33,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * (a read worker's slab slot, on a SharedArrayBuffer): they are given back once the response finished
  * (handed to the OS whole) or its connection closed, never while the socket may still read them. The
  * connection too: the answer to a pipelined request queued behind a stalled one is never written and
- * never closes when the client goes away; only its socket does. Fastify sends a Buffer as is only on
- * an ArrayBuffer, so lent bytes go as a one-chunk stream of known length.
+ * never closes when the client goes away; only its socket does, and one that closed while the read
+ * ran closes no more. Fastify sends a Buffer as is only on an ArrayBuffer, so lent bytes go as a
+ * one-chunk stream of known length.
  */
 function sendBytes(reply: FastifyReply, bytes: AnswerBytes) {
   const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -45,8 +46,12 @@ function sendBytes(reply: FastifyReply, bytes: AnswerBytes) {
     socket.off('close', giveBack);
     answerWritten(bytes);
   };
-  socket.once('close', giveBack);
-  finished(reply.raw, giveBack);
+  // The client may have gone while the read ran: its socket closed already, so wait for nothing.
+  if (socket.destroyed) giveBack();
+  else {
+    socket.once('close', giveBack);
+    finished(reply.raw, giveBack);
+  }
   return reply.header('content-length', body.byteLength).send(Readable.from([body], { objectMode: false }));
 }
 
