@@ -96,6 +96,23 @@ export function createMemoryMetrics(deps: {
     'remember and forget calls those transactions carried (jobs / batches = mean batch size)',
     () => deps.writes.jobs,
   );
+  // Not tenants' data: how much of the read workers' answer slab is out (slow readers hold slots).
+  const lent = deps.store.lentAnswerStats?.bind(deps.store);
+  if (lent) {
+    total(
+      'tether_read_answers_lent_total',
+      "answers sent from the read workers' shared slab (not moved)",
+      () => lent().lent,
+    );
+    new Gauge({
+      name: 'tether_read_answer_slots_held',
+      help: "slots of the read workers' answer slab held now (answers being written; all held: answers are moved)",
+      registers: [registry],
+      collect() {
+        this.set(lent().slotsHeld);
+      },
+    });
+  }
   const loopDelay = new Histogram({
     name: 'tether_event_loop_delay_seconds',
     help: 'how late the event loop ran a timer sampled every 20 ms (time it was held by some work)',

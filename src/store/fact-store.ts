@@ -261,6 +261,11 @@ export interface FactStore {
    */
   renderedReads?(): RenderedReads | null;
   /**
+   * Answers `renderedReads` lent so far (their bytes in memory the store gives out and takes back, not
+   * new buffers) and the slots of that memory out now; absent: the store lends none.
+   */
+  lentAnswerStats?(): { lent: number; slotsHeld: number };
+  /**
    * Events for export, in `exportOrder`; paging from the last event of a page with `since` never
    * skips an event, whatever commits meanwhile.
    * @throws {TetherError} 400 `invalid_request` (`since`) when a commit-order store has no such event

@@ -256,6 +256,9 @@ export class SqliteStore implements Store {
   get answerSlotsHeld(): number {
     return this.#pool?.slotsHeld ?? 0;
   }
+  lentAnswerStats(): { lent: number; slotsHeld: number } {
+    return { lent: this.lentAnswers, slotsHeld: this.answerSlotsHeld };
+  }
 
   /** Whole `as_of` folds on a read worker while one runs (and the fold module was given); else null. */
   offLoopFolds(): OffLoopFolds | null {
