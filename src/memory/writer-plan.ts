@@ -60,26 +60,41 @@ export class FactPlanner {
   /**
    * The state of a fact, with the beliefs a write needs loaded: every belief (`valueKey` null: single
    * facts, blanket retractions) or those holding `valueKey` (multi facts, which may hold thousands).
+   * Synchronous when the state or a prefetched head answers (nearly always: `wantedHeads`); a promise
+   * only when the store must be read. Every `await` costs a few promises, and a write plans each of
+   * its statements (`planBatch` awaits only a promise).
    */
-  async fact(key: FactKeyParts, valueKey: string | null): Promise<FactState> {
+  fact(key: FactKeyParts, valueKey: string | null): FactState | Promise<FactState> {
     const k = factKey(key);
     const known = this.#facts.get(k);
     if (known && (known.complete || (valueKey !== null && known.knownKeys.has(valueKey)))) return known;
-    const head =
-      this.#heads?.get(headKey(k, valueKey)) ??
-      (await this.#tx.factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined));
-    const s = known ?? newFactState(key, head.lastObservedAt);
-    this.#facts.set(k, s);
-    this.#merge(s, head, valueKey);
-    return s;
+    const head = this.#heads?.get(headKey(k, valueKey));
+    if (head) return this.#withHead(k, key, known, head, valueKey);
+    return this.#tx
+      .factHead(key.namespace, key.subject, key.predicate, valueKey ?? undefined)
+      .then((read) => this.#withHead(k, key, known, read, valueKey));
   }
 
   /**
    * Makes `e` placeable in `state`: reads its value's head when a multi fact's state cannot say where
    * that value's last retraction is, or the fact's log when `e` lands inside a single fact's history
    * (or an imported event inside any fact's). At most one log read and fold per fact per batch.
+   * Synchronous (undefined) when nothing must be read, as for `fact`.
    */
-  async place(
+  place(
+    state: FactState,
+    e: StoredEvent,
+    pending: StoredEvent[],
+    cardinality: 'single' | 'multi',
+  ): Promise<void> | undefined {
+    if (needsRetractions(state, e, cardinality) || needsLog(state, e, cardinality)) {
+      return this.#placeRead(state, e, pending, cardinality);
+    }
+    return undefined;
+  }
+
+  /** `place` once the store must be read. */
+  async #placeRead(
     state: FactState,
     e: StoredEvent,
     pending: StoredEvent[],
@@ -96,6 +111,14 @@ export class FactPlanner {
   changes(stats: WriterStats): BeliefChange[] {
     for (const f of this.#facts.values()) stats.folds += f.folds;
     return [...this.#facts.values()].map(changeOf).filter((c): c is BeliefChange => c !== null);
+  }
+
+  /** The fact's state with `head` (of `valueKey`, or of all values) merged in. */
+  #withHead(k: string, key: FactKeyParts, known: FactState | undefined, head: FactHead, valueKey: string | null) {
+    const s = known ?? newFactState(key, head.lastObservedAt);
+    this.#facts.set(k, s);
+    this.#merge(s, head, valueKey);
+    return s;
   }
 
   /** Adds what the store holds (`head`, of `valueKey` or of all values) to what this batch changed. */
@@ -179,8 +202,11 @@ export async function planBatch(parts: Part[], options: BatchPlanOptions): Promi
         const item = job.items[i] as PendingAssertion;
         const e = { ...item.event, id: newEventId(clock.now()) } as StoredEvent;
         const single = item.def.cardinality === 'single';
-        const state = await planner.fact(e, single ? null : e.valueKey);
-        await planner.place(state, e, events, item.def.cardinality);
+        // No await unless the store is read: see `FactPlanner.fact`.
+        const got = planner.fact(e, single ? null : e.valueKey);
+        const state = got instanceof Promise ? await got : got;
+        const reading = planner.place(state, e, events, item.def.cardinality);
+        if (reading) await reading;
         const r = applyAssertion(state, e, item.def.cardinality);
         if (!r.alreadyKnown) events.push(e);
         out.push({ ...r, event: r.alreadyKnown ? null : e });

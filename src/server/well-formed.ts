@@ -28,24 +28,39 @@ export interface IllFormedText {
   problem: string;
 }
 
-/** The first string (key or value) in `value` that cannot be stored; null when every one can. */
-export function illFormedText(value: unknown, path: PropertyKey[] = [], depth = 0): IllFormedText | null {
+/**
+ * The first string (key or value) in `value` that cannot be stored; null when every one can. Every
+ * request body goes through here (a batch: thousands of strings), so the walk allocates nothing until
+ * it finds one: one path, pushed and popped, named only on a hit.
+ */
+export function illFormedText(value: unknown): IllFormedText | null {
+  return walk(value, [], 0);
+}
+
+function walk(value: unknown, path: PropertyKey[], depth: number): IllFormedText | null {
   if (typeof value === 'string') {
     const problem = textProblem(value);
     return problem === null ? null : { field: fieldPath(path), problem };
   }
   if (value === null || typeof value !== 'object' || depth > 64) return null;
   if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
-      const hit = illFormedText(v, [...path, i], depth + 1);
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      const hit = walk(value[i], path, depth + 1);
+      path.pop();
       if (hit !== null) return hit;
     }
     return null;
   }
-  for (const [k, v] of Object.entries(value)) {
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    path.push(k);
     const problem = textProblem(k);
-    if (problem !== null) return { field: fieldPath([...path, k]), problem };
-    const hit = illFormedText(v, [...path, k], depth + 1);
+    const hit =
+      problem !== null
+        ? { field: fieldPath(path), problem }
+        : walk((value as Record<string, unknown>)[k], path, depth + 1);
+    path.pop();
     if (hit !== null) return hit;
   }
   return null;
