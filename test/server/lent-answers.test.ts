@@ -40,6 +40,8 @@ before(async () => {
   }
 });
 after(() => srv.close());
+const slotsHeld = () => store.lentAnswerStats().slotsHeld;
+const lentSoFar = () => store.lentAnswerStats().lent;
 
 /**
  * `count` GETs sent at once on one connection (pipelined) whose answers are not read until `read`:
@@ -130,24 +132,24 @@ describe("answers lent from the read workers' slab", () => {
       assert.equal((JSON.parse(r.text) as { events: unknown[] }).events.length, 1000);
       expected.push(r.text);
     }
-    await until(() => store.answerSlotsHeld === 0);
-    assert.ok(store.lentAnswers >= FACTS, `every whole page was lent (${store.lentAnswers})`);
+    await until(() => slotsHeld() === 0);
+    assert.ok(lentSoFar() >= FACTS, `every whole page was lent (${lentSoFar()})`);
 
     // Connections that stop reading: the answers that wait in the server hold their slots (how many
     // depends on the sockets' buffers; all 8 requests of a connection are parsed at once).
     const stalls = [];
     for (let c = 0; c < SLAB_SLOTS / 2; c++) stalls.push(await stalled(pagesFor(c).map(pagePath)));
-    await until(() => store.answerSlotsHeld > 0);
+    await until(() => slotsHeld() > 0);
 
     // Meanwhile other clients: their answers take the free slots (or are moved when none is), each right.
-    const lentBefore = store.lentAnswers;
+    const lentBefore = lentSoFar();
     for (let round = 0; round < 3; round++) {
       const churn = await Promise.all(
         Array.from({ length: 8 }, (_, i) => srv.call('GET', pagePath(i % FACTS), { key })),
       );
       for (const [i, r] of churn.entries()) assert.equal(r.text, expected[i % FACTS], `churn ${round}.${i}`);
     }
-    assert.ok(store.lentAnswers > lentBefore, 'answers were lent while others waited in their slots');
+    assert.ok(lentSoFar() > lentBefore, 'answers were lent while others waited in their slots');
 
     // The stalled connections get their own bytes, untouched by the answers lent meanwhile.
     for (const [c, stall] of stalls.entries()) {
@@ -155,42 +157,42 @@ describe("answers lent from the read workers' slab", () => {
       same(answers, pagesFor(c), expected, `connection ${c}`);
       for (const a of answers) assert.equal(a.headers['transfer-encoding'], undefined);
     }
-    await until(() => store.answerSlotsHeld === 0);
+    await until(() => slotsHeld() === 0);
   });
 
   it('gives every slot back when a client that stopped reading goes away', { timeout: 60_000 }, async () => {
-    const lentBefore = store.lentAnswers;
+    const lentBefore = lentSoFar();
     const { socket } = await stalled(pagesFor(0).map(pagePath));
     // Every page read and lent: those past what the sockets' buffers took wait in their slots, queued
     // behind the one being written (responses that never got the socket).
-    await until(() => store.lentAnswers >= lentBefore + PIPELINED);
-    await until(() => store.answerSlotsHeld > 1);
+    await until(() => lentSoFar() >= lentBefore + PIPELINED);
+    await until(() => slotsHeld() > 1);
     socket.destroy();
-    await until(() => store.answerSlotsHeld === 0);
+    await until(() => slotsHeld() === 0);
     const r = await srv.call('GET', pagePath(0), { key });
     assert.equal((JSON.parse(r.text) as { events: unknown[] }).events.length, 1000);
   });
 
   it('gives a slot back at once when its client went away while its read ran', { timeout: 60_000 }, async () => {
-    const lentBefore = store.lentAnswers;
+    const lentBefore = lentSoFar();
     const { socket } = await stalled(pagesFor(0).map(pagePath));
-    await until(() => store.answerSlotsHeld > 0);
+    await until(() => slotsHeld() > 0);
     socket.destroy();
     // The pages still being read are lent after the socket closed; none keeps its slot.
-    await until(() => store.lentAnswers >= lentBefore + PIPELINED);
-    await until(() => store.answerSlotsHeld === 0);
+    await until(() => lentSoFar() >= lentBefore + PIPELINED);
+    await until(() => slotsHeld() === 0);
   });
 
   it('shows the answers lent and the slots held on /metrics', { timeout: 60_000 }, async () => {
-    await until(() => store.answerSlotsHeld === 0);
+    await until(() => slotsHeld() === 0);
     const metrics = (await srv.call('GET', '/metrics')).text;
     assert.match(metrics, /^tether_read_answer_slots_held 0$/m);
     const lent = Number(/^tether_read_answers_lent_total (\d+)$/m.exec(metrics)?.[1]);
-    assert.ok(lent >= 1 && lent <= store.lentAnswers, `lent total ${lent} of ${store.lentAnswers}`);
+    assert.ok(lent >= 1 && lent <= lentSoFar(), `lent total ${lent} of ${lentSoFar()}`);
     const reader = await stalled(pagesFor(1).map(pagePath));
-    await until(() => store.answerSlotsHeld > 0);
+    await until(() => slotsHeld() > 0);
     assert.match((await srv.call('GET', '/metrics')).text, /^tether_read_answer_slots_held [1-8]$/m);
     reader.socket.destroy();
-    await until(() => store.answerSlotsHeld === 0);
+    await until(() => slotsHeld() === 0);
   });
 });

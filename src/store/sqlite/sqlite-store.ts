@@ -250,14 +250,8 @@ export class SqliteStore implements Store {
     return this.#pool?.stats.foldPeak ?? 0;
   }
   /** Answers lent in the read workers' slab so far, and its slots held now (`answer-slab.ts`). */
-  get lentAnswers(): number {
-    return this.#pool?.stats.lent ?? 0;
-  }
-  get answerSlotsHeld(): number {
-    return this.#pool?.slotsHeld ?? 0;
-  }
   lentAnswerStats(): { lent: number; slotsHeld: number } {
-    return { lent: this.lentAnswers, slotsHeld: this.answerSlotsHeld };
+    return { lent: this.#pool?.stats.lent ?? 0, slotsHeld: this.#pool?.slotsHeld ?? 0 };
   }
 
   /** Whole `as_of` folds on a read worker while one runs (and the fold module was given); else null. */
