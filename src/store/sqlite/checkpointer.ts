@@ -25,14 +25,62 @@ import type Database from 'better-sqlite3';
 // file's dirty pages whichever descriptor asks), and the catch-up finds little left to write.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { openSync, fdatasyncSync, closeSync } = require('node:fs');
+const { openSync, fdatasyncSync, fstatSync, ftruncateSync, closeSync } = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 const file = openSync(workerData.path, 'r');
+const dataVersion = db.prepare('PRAGMA data_version').pluck();
+const frameBytes = db.pragma('page_size', { simple: true }) + 24;
 let backfilled = 0;
 const pause = new Int32Array(new SharedArrayBuffer(4));
+
+// One step of cutting the WAL file's dead tail (see Checkpointer.shrink). The file keeps the size of
+// the longest WAL since the store opened, while only the frames up to the last commit (mxFrame, the
+// PASSIVE pass's \`log\`) are live: the rest are frames of before the WAL started over. The cut is made
+// holding SQLite's write lock (BEGIN IMMEDIATE), as SQLite itself cuts it (journal_size_limit), and
+// only if no commit came between the pass that told mxFrame and the lock (data_version).
+function shrink(chunk) {
+  const before = dataVersion.get();
+  const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+  db.exec('BEGIN IMMEDIATE');
+  let wal = -1;
+  try {
+    if (dataVersion.get() !== before) return { cut: 0, done: false };
+    wal = openSync(workerData.path + '-wal', 'r+');
+    const size = fstatSync(wal).size;
+    const live = 32 + r.log * frameBytes;
+    if (size > live) {
+      const to = Math.max(live, size - chunk);
+      ftruncateSync(wal, to);
+      return { cut: size - to, done: false };
+    }
+    // Nothing dead, but every frame copied back: a write now starts the WAL over at its first frame,
+    // and the file beyond becomes a dead tail. The write sets a header field to the value it has. If
+    // a reader still reads the WAL, the frame is appended instead: done (the TRUNCATE waits for it).
+    if (r.log > 0 && r.checkpointed === r.log && live > chunk) {
+      const version = db.pragma('user_version', { simple: true });
+      db.pragma('user_version = ' + Number(version));
+      db.exec('COMMIT');
+      const [after] = db.pragma('wal_checkpoint(PASSIVE)');
+      return { cut: 0, done: after.log > r.log };
+    }
+    return { cut: 0, done: true };
+  } finally {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    if (wal >= 0) closeSync(wal);
+  }
+}
+
 parentPort.on('message', (msg) => {
+  if (typeof msg === 'object' && msg !== null && typeof msg.shrink === 'number') {
+    try {
+      parentPort.postMessage({ shrunk: shrink(msg.shrink) });
+    } catch (err) {
+      parentPort.postMessage({ error: String((err && err.message) || err) });
+    }
+    return;
+  }
   if (msg === 'close') {
     db.close();
     closeSync(file);
@@ -106,6 +154,16 @@ interface Report {
   /** A TRUNCATE checkpoint ran; `busy` is its answer (0 = the WAL was truncated). */
   truncated?: boolean;
   busy?: number;
+  /** A shrink step ran (`shrink`). */
+  shrunk?: ShrinkStep;
+}
+
+/** What one step of `Checkpointer.shrink` did. */
+export interface ShrinkStep {
+  /** Bytes cut off the WAL file (0 when a commit came first, or when the step made the WAL start over). */
+  cut: number;
+  /** No dead tail is left to cut (or none can be made now: a reader holds the WAL). */
+  done: boolean;
 }
 
 /** Background checkpoints of one database file. */
@@ -169,7 +227,7 @@ export class Checkpointer {
     this.#dirty = true;
   }
 
-  #send(msg: string): Promise<Report> {
+  #send(msg: string | { shrink: number }): Promise<Report> {
     if (this.#exited) return Promise.resolve({ error: 'checkpoint worker exited' });
     this.#inFlight = new Promise<Report>((resolve) => {
       this.#reply = resolve;
@@ -257,6 +315,23 @@ export class Checkpointer {
     this.#backfilled = 0;
     if (r.error !== undefined || !r.truncated) throw new Error(r.error ?? 'the checkpoint worker did not truncate');
     if (r.busy !== 0) throw new Error('Cannot finish the purge as the WAL could not be truncated: retry it');
+  }
+
+  /**
+   * One step of cutting the WAL file's dead tail by at most `chunkBytes` (the frames of before the WAL
+   * started over; when there are none but every frame is copied back, the step makes the WAL start
+   * over). It holds SQLite's write lock while it runs, so the owner must hold its own writes meanwhile
+   * (its connection would wait in the busy handler, on the event loop). The end of a purge: a TRUNCATE
+   * of a 160 MB file spends ~30 ms in ftruncate alone, all of it with writes held; cut in 4 MiB steps
+   * first, each holds them about a millisecond. Call while paused (`pause()`).
+   * @throws {Error} when the worker failed
+   */
+  async shrink(chunkBytes: number): Promise<ShrinkStep> {
+    await this.#inFlight;
+    const r = await this.#send({ shrink: chunkBytes });
+    if (r.error !== undefined || r.shrunk === undefined)
+      throw new Error(r.error ?? 'the checkpoint worker did not shrink');
+    return r.shrunk;
   }
 
   /** Stops the timer and the worker (its connection closed). */

@@ -32,7 +32,14 @@ export class PurgeRunner {
    * Purges that erased rows (an empty namespace's purge touches nothing), and the steps of purges so
    * far: delete and table copy transactions, FTS merge steps, resume tables rebuilt.
    */
-  readonly stats: PurgeProgress & { erasures: number } = { erasures: 0, deletes: 0, copies: 0, merges: 0, rebuilds: 0 };
+  readonly stats: PurgeProgress & { erasures: number } = {
+    erasures: 0,
+    deletes: 0,
+    copies: 0,
+    merges: 0,
+    rebuilds: 0,
+    walCuts: 0,
+  };
 
   constructor(options: PurgeRunnerOptions) {
     this.#o = options;

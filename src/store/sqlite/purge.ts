@@ -12,8 +12,9 @@
  * - the resume tables that held rows of it are rebuilt into fresh pages, in steps too
  *   (`table-rebuild.ts`: a balanced b-tree page keeps old cell copies that secure_delete misses);
  * - the WAL, whose older frames still hold the pages as they were, is copied back by a PASSIVE
- *   checkpoint on the checkpointer's thread (writes go on), then truncated by a TRUNCATE checkpoint
- *   there, during which the store holds its writes: only the frames written meanwhile are left to copy.
+ *   checkpoint on the checkpointer's thread (writes go on), its file's dead tail cut in short steps
+ *   (writes held during each), then truncated by a TRUNCATE checkpoint there, during which the store
+ *   holds its writes: only the frames written meanwhile are left to copy, and a short file to cut.
  * No VACUUM: its cost grows with the whole database, and it held every write for all of it.
  * Run in order by `purge-runner.ts`.
  */
@@ -22,7 +23,7 @@ import type Database from 'better-sqlite3';
 import { ChunkSizer } from '../../common/chunk-sizer.ts';
 import { letOthersRun, SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import { RESUME_TABLES } from '../resume-namespaces.ts';
-import type { Checkpointer } from './checkpointer.ts';
+import type { Checkpointer, ShrinkStep } from './checkpointer.ts';
 import { ftsMergeStep, MERGE_PAGES } from './fts-queue.ts';
 
 /** Rows picked per statement inside a transaction (the slice's time and the cost of the ones before decide how many statements). */
@@ -36,6 +37,12 @@ const MAX_SLICE_ROWS = 8192;
 
 /** Most PASSIVE passes before the TRUNCATE while writes keep coming (it then copies what they added). */
 const MAX_CATCH_UPS = 8;
+
+/** Most the WAL file is cut by per step before the TRUNCATE (about a millisecond of ftruncate here). */
+const SHRINK_BYTES = 4 * 1024 * 1024;
+
+/** Most steps of cutting the WAL file (1 GiB at 4 MiB a step, with room for steps a commit came before). */
+const MAX_SHRINK_STEPS = 512;
 
 /** Most merge steps before a purge finishes the merge in one go (other writes kept adding segments). */
 const MAX_MERGE_STEPS = 100_000;
@@ -60,6 +67,8 @@ export interface PurgeProgress {
   merges: number;
   /** Resume tables rebuilt into fresh pages (`table-rebuild.ts`). */
   rebuilds: number;
+  /** Steps that cut the WAL file's dead tail before its TRUNCATE. */
+  walCuts: number;
 }
 
 /** How `inSlices` cuts its work. */
@@ -128,7 +137,7 @@ export async function inSlices(
 export async function deleteNamespaceRows(
   ctx: PurgeContext,
   namespace: string,
-  progress: PurgeProgress = { deletes: 0, copies: 0, merges: 0, rebuilds: 0 },
+  progress: PurgeProgress = { deletes: 0, copies: 0, merges: 0, rebuilds: 0, walCuts: 0 },
 ): Promise<{ events: number; touched: boolean; resumeTables: string[] }> {
   const { db, sql } = ctx;
   const pick = sql('SELECT seq FROM events WHERE namespace = ? LIMIT ?').pluck();
@@ -198,15 +207,17 @@ export async function eraseLeftovers(o: {
 }
 
 /**
- * Copies the WAL into the database and truncates it to 0 bytes. On the checkpointer's thread: a
- * PASSIVE pass first (writes go on), then the TRUNCATE, during which the store holds its writes
- * (`hold` gets the promise writes wait for, never rejected: the purge reports a failure; null when
- * done). Inline on this connection when no checkpointer runs.
+ * Copies the WAL into the database and truncates it to 0 bytes. On the checkpointer's thread: PASSIVE
+ * passes first (writes go on), then steps cutting the file's dead tail, then the TRUNCATE; the store
+ * holds its writes during each step and the TRUNCATE (`hold` gets the promise writes wait for, never
+ * rejected: the purge reports a failure; null when done). Inline on this connection when no
+ * checkpointer runs.
  */
 async function truncateWal(o: {
   db: Database.Database;
   checkpointer: Checkpointer | null;
   hold: (truncate: Promise<void> | null) => void;
+  progress: PurgeProgress;
 }): Promise<void> {
   const checkpointer = o.checkpointer;
   if (!checkpointer?.running) {
@@ -223,10 +234,33 @@ async function truncateWal(o: {
     await checkpointer.catchUp();
     if (changes.get() === before) break;
   }
-  const truncate = checkpointer.truncate();
-  o.hold(truncate.catch(() => {}));
+  // The TRUNCATE also cuts the WAL file, as large as the WAL ever was since the store opened (160 MB
+  // after a big purge: ~30 ms in ftruncate alone, all of it with writes held). So first cut its dead
+  // tail, a step at a time, letting the held writes run between steps.
+  for (let step = 0; step < MAX_SHRINK_STEPS; step++) {
+    let shrunk: ShrinkStep;
+    try {
+      shrunk = await holdingWrites(o, checkpointer.shrink(SHRINK_BYTES));
+    } catch {
+      break; // the TRUNCATE still erases it all, and reports a failed worker
+    }
+    if (shrunk.cut > 0) o.progress.walCuts++;
+    if (shrunk.done) break;
+    await letOthersRun();
+  }
+  await holdingWrites(o, checkpointer.truncate());
+}
+
+/** Awaits `work` with the store's writes held (`hold` gets a promise never rejected). */
+async function holdingWrites<T>(o: { hold: (p: Promise<void> | null) => void }, work: Promise<T>): Promise<T> {
+  o.hold(
+    work.then(
+      () => {},
+      () => {},
+    ),
+  );
   try {
-    await truncate;
+    return await work;
   } finally {
     o.hold(null);
   }

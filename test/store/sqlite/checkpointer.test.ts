@@ -162,6 +162,139 @@ describe('Checkpointer', () => {
     }
   });
 
+  describe('shrink()', () => {
+    const CHUNK = 1 << 20;
+    const row = (i: number) => `${i}:`.padEnd(4000, 'x');
+
+    /**
+     * A WAL of ~12 MB whose every frame the checkpointer copied back (`user_version` 7); the caller
+     * holds the pause. `beforeCopy` runs just before the copy.
+     */
+    async function copiedBackWal(name: string, beforeCopy?: (path: string) => void) {
+      const { db, path } = openDb(name);
+      const cp = new Checkpointer({ path, intervalMs: 60_000, onLongWal: () => {} });
+      const insert = db.prepare('INSERT INTO t (body) VALUES (?)');
+      db.transaction(() => {
+        for (let i = 0; i < 3000; i++) insert.run(row(i));
+      })();
+      db.pragma('user_version = 7');
+      beforeCopy?.(path);
+      const resume = await cp.pause();
+      await cp.catchUp();
+      const wal = () => statSync(`${path}-wal`).size;
+      return { db, path, cp, insert, resume, wal };
+    }
+
+    /** Every row through a connection of its own, and SQLite's check of the whole file. */
+    function reopened(path: string): { rows: number; check: string } {
+      const other = new Database(path, { readonly: true });
+      try {
+        const rows = other.prepare('SELECT count(*) FROM t').pluck().get() as number;
+        const check = other.pragma('integrity_check', { simple: true }) as string;
+        return { rows, check };
+      } finally {
+        other.close();
+      }
+    }
+
+    it('cuts the dead tail of the WAL file, at most a chunk a step, and never a frame written since it started over', async () => {
+      const { db, path, cp, insert, resume, wal } = await copiedBackWal('shrink.db');
+      let reader: Database.Database | null = null;
+      try {
+        // Every frame was copied back: this commit starts the WAL over at its first frame.
+        db.transaction(() => {
+          for (let i = 3000; i < 3010; i++) insert.run(row(i));
+        })();
+        // A reader's snapshot keeps the frames committed after it from being copied back: the
+        // database file lacks them, so a cut into them would lose rows.
+        reader = new Database(path, { readonly: true });
+        reader.exec('BEGIN');
+        reader.prepare('SELECT count(*) FROM t').pluck().get();
+        db.transaction(() => {
+          for (let i = 3010; i < 3030; i++) insert.run(row(i));
+        })();
+        const start = wal();
+        assert.ok(start > 8 * CHUNK, `WAL file of ${start} bytes`);
+        let size = start;
+        let steps = 0;
+        let rows = 3030;
+        for (; steps < 100; steps++) {
+          const step = await cp.shrink(CHUNK);
+          assert.ok(step.cut <= CHUNK, `cut ${step.cut} bytes`);
+          assert.equal(wal(), size - step.cut);
+          size -= step.cut;
+          if (step.done) break;
+          // The store's writes run between steps (it holds them only during one).
+          if (steps % 3 === 0) insert.run(row(rows++));
+        }
+        assert.ok(steps >= 8, `${steps} steps`);
+        assert.ok(size < CHUNK, `${size} bytes left`);
+        resume();
+        assert.deepEqual(reopened(path), { rows, check: 'ok' });
+        reader.exec('COMMIT');
+        insert.run(row(rows++));
+        assert.deepEqual(reopened(path), { rows, check: 'ok' });
+      } finally {
+        if (reader?.inTransaction) reader.exec('COMMIT');
+        reader?.close();
+        resume();
+        await cp.close();
+        db.close();
+      }
+    });
+
+    it('starts over a WAL no write started over yet, with no change to the data, then cuts it', async () => {
+      const { db, path, cp, resume, wal } = await copiedBackWal('shrink-restart.db');
+      try {
+        const first = await cp.shrink(CHUNK);
+        assert.deepEqual(first, { cut: 0, done: false });
+        let size = wal();
+        for (let steps = 0; steps < 100; steps++) {
+          const step = await cp.shrink(CHUNK);
+          size -= step.cut;
+          if (step.done) break;
+        }
+        assert.ok(size < CHUNK, `${size} bytes left`);
+        assert.equal(db.pragma('user_version', { simple: true }), 7);
+        resume();
+        assert.deepEqual(reopened(path), { rows: 3000, check: 'ok' });
+      } finally {
+        resume();
+        await cp.close();
+        db.close();
+      }
+    });
+
+    it('stops when a reader keeps the WAL from starting over, having cut nothing it reads', async () => {
+      // A reader that took its snapshot before the copy reads it from the WAL's frames.
+      let reader: Database.Database | null = null;
+      const { db, path, cp, resume, wal } = await copiedBackWal('shrink-reader.db', (file) => {
+        reader = new Database(file, { readonly: true });
+        reader.exec('BEGIN');
+        assert.equal(reader.prepare('SELECT count(*) FROM t').pluck().get(), 3000);
+      });
+      assert.ok(reader !== null);
+      const r = reader as Database.Database;
+      try {
+        const before = wal();
+        const step = await cp.shrink(CHUNK);
+        assert.equal(step.cut, 0);
+        assert.equal(step.done, true);
+        assert.ok(wal() >= before, 'no frame was cut');
+        assert.equal(r.prepare('SELECT count(*) FROM t').pluck().get(), 3000);
+        r.exec('COMMIT');
+        resume();
+        assert.deepEqual(reopened(path), { rows: 3000, check: 'ok' });
+      } finally {
+        if (r.inTransaction) r.exec('COMMIT');
+        r.close();
+        resume();
+        await cp.close();
+        db.close();
+      }
+    });
+  });
+
   it('reports a dead worker through onStopped, and pause() and close() still return', {
     timeout: 120_000,
   }, async () => {

@@ -5,7 +5,7 @@
  * records) are stored between them, long before the purge ends (followed by the purge's step counters).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -43,7 +43,7 @@ describe('SqliteStore.purgeNamespace', () => {
     const store = await loadedStore('empty', [keep], 1000);
     try {
       assert.equal(await store.purgeNamespace(freshNamespace()), 0);
-      assert.deepEqual(store.purgeStats, { erasures: 0, deletes: 0, copies: 0, merges: 0, rebuilds: 0 });
+      assert.deepEqual(store.purgeStats, { erasures: 0, deletes: 0, copies: 0, merges: 0, rebuilds: 0, walCuts: 0 });
       assert.equal((await store.exportEvents({ namespace: keep, limit: 5000 })).length, 1000);
     } finally {
       await store.close();
@@ -79,6 +79,35 @@ describe('SqliteStore.purgeNamespace', () => {
       assert.equal((await store.exportEvents({ namespace: keep, limit: 5000 })).length, 3001);
       assert.deepEqual(await store.searchEvents(gone, ['words'], 10), []);
       assert.equal((await store.searchEvents(keep, ['during'], 10)).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("cuts the WAL file's dead tail in steps before its TRUNCATE, storing other namespaces' writes between them", async () => {
+    const [gone, keep] = [freshNamespace(), freshNamespace()];
+    const dataDir = join(tempRoot, 'wal-cuts');
+    const store = await loadedStore('wal-cuts', [gone, keep], 5000);
+    const wal = join(dataDir, 'tether.db-wal');
+    try {
+      const order: string[] = [];
+      const purge = store.purgeNamespace(gone).then(() => order.push('purge'));
+      let largest = 0;
+      for (let turns = 0; store.purgeStats.walCuts === 0 && order.length === 0 && turns < 1_000_000; turns++) {
+        largest = Math.max(largest, statSync(wal).size);
+        await nextTurn();
+      }
+      assert.ok(store.purgeStats.walCuts > 0, 'a first step cut the WAL file');
+      const extra = makeEvent(keep, { subject: 'during', predicate: 'note', value: 'written between two cuts' });
+      await store.appendEvents([extra], heldAll([extra]));
+      order.push('write');
+      await purge;
+      assert.deepEqual(order, ['write', 'purge']);
+      // 4 MiB a step: a file of more than 8 MiB takes at least two.
+      assert.ok(largest > 8 * 2 ** 20, `the WAL file reached ${largest} bytes`);
+      assert.ok(store.purgeStats.walCuts >= 2, `${store.purgeStats.walCuts} cuts`);
+      assert.equal(statSync(wal).size, 0);
+      assert.equal((await store.exportEvents({ namespace: keep, limit: 10_000 })).length, 5001);
     } finally {
       await store.close();
     }

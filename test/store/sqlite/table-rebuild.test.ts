@@ -31,7 +31,7 @@ function withTurns(n: number, ns = 't:a'): Database.Database {
 
 const rows = (db: Database.Database) =>
   db.prepare('SELECT namespace, seq, content, message_id FROM turns ORDER BY namespace, seq').all();
-const progress = (): PurgeProgress => ({ deletes: 0, copies: 0, merges: 0, rebuilds: 0 });
+const progress = (): PurgeProgress => ({ deletes: 0, copies: 0, merges: 0, rebuilds: 0, walCuts: 0 });
 
 describe('rebuildTable', () => {
   it('keeps every write made between its steps, and the unique index under its twin name', async () => {
