@@ -16,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import { WAL_SHRINK_SOURCE } from './wal-shrink.ts';
 
 // Plain CommonJS evaluated by the worker: no TypeScript loader needed on that thread.
 // SQLite syncs the database file only after a checkpoint that reached the end of the WAL, which a pass
@@ -25,57 +26,19 @@ import type Database from 'better-sqlite3';
 // file's dirty pages whichever descriptor asks), and the catch-up finds little left to write.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { openSync, fdatasyncSync, fstatSync, ftruncateSync, closeSync } = require('node:fs');
+const fs = require('node:fs');
+const { openSync, fdatasyncSync, closeSync } = fs;
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
 const file = openSync(workerData.path, 'r');
-const dataVersion = db.prepare('PRAGMA data_version').pluck();
-const frameBytes = db.pragma('page_size', { simple: true }) + 24;
 let backfilled = 0;
 const pause = new Int32Array(new SharedArrayBuffer(4));
-
-// One step of cutting the WAL file's dead tail (see Checkpointer.shrink). The file keeps the size of
-// the longest WAL since the store opened, while only the frames up to the last commit (mxFrame, the
-// PASSIVE pass's \`log\`) are live: the rest are frames of before the WAL started over. The cut is made
-// holding SQLite's write lock (BEGIN IMMEDIATE), as SQLite itself cuts it (journal_size_limit), and
-// only if no commit came between the pass that told mxFrame and the lock (data_version).
-function shrink(chunk) {
-  const before = dataVersion.get();
-  const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-  db.exec('BEGIN IMMEDIATE');
-  let wal = -1;
-  try {
-    if (dataVersion.get() !== before) return { cut: 0, done: false };
-    wal = openSync(workerData.path + '-wal', 'r+');
-    const size = fstatSync(wal).size;
-    const live = 32 + r.log * frameBytes;
-    if (size > live) {
-      const to = Math.max(live, size - chunk);
-      ftruncateSync(wal, to);
-      return { cut: size - to, done: false };
-    }
-    // Nothing dead, but every frame copied back: a write now starts the WAL over at its first frame,
-    // and the file beyond becomes a dead tail. The write sets a header field to the value it has. If
-    // a reader still reads the WAL, the frame is appended instead: done (the TRUNCATE waits for it).
-    if (r.log > 0 && r.checkpointed === r.log && live > chunk) {
-      const version = db.pragma('user_version', { simple: true });
-      db.pragma('user_version = ' + Number(version));
-      db.exec('COMMIT');
-      const [after] = db.pragma('wal_checkpoint(PASSIVE)');
-      return { cut: 0, done: after.log > r.log };
-    }
-    return { cut: 0, done: true };
-  } finally {
-    if (db.inTransaction) db.exec('ROLLBACK');
-    if (wal >= 0) closeSync(wal);
-  }
-}
-
+${WAL_SHRINK_SOURCE}
 parentPort.on('message', (msg) => {
   if (typeof msg === 'object' && msg !== null && typeof msg.shrink === 'number') {
     try {
-      parentPort.postMessage({ shrunk: shrink(msg.shrink) });
+      parentPort.postMessage({ shrunk: shrinkWal(db, { walPath: workerData.path + '-wal', chunk: msg.shrink, fs }) });
     } catch (err) {
       parentPort.postMessage({ error: String((err && err.message) || err) });
     }
@@ -227,15 +190,30 @@ export class Checkpointer {
     this.#dirty = true;
   }
 
+  /**
+   * Posts `msg` once the message before it was answered (the worker answers one at a time, and the
+   * answer goes to the one `#reply`): a purge's steps, a tick and `close()` may all ask at once.
+   */
   #send(msg: string | { shrink: number }): Promise<Report> {
-    if (this.#exited) return Promise.resolve({ error: 'checkpoint worker exited' });
-    this.#inFlight = new Promise<Report>((resolve) => {
-      this.#reply = resolve;
-      this.#worker.postMessage(msg);
-    }).finally(() => {
-      this.#inFlight = null;
+    const before = this.#inFlight;
+    const sent = (async (): Promise<Report> => {
+      if (before) await before;
+      if (this.#exited) return { error: 'checkpoint worker exited' };
+      return new Promise<Report>((resolve) => {
+        this.#reply = resolve;
+        this.#worker.postMessage(msg);
+      });
+    })();
+    this.#inFlight = sent;
+    void sent.finally(() => {
+      if (this.#inFlight === sent) this.#inFlight = null;
     });
-    return this.#inFlight;
+    return sent;
+  }
+
+  /** @throws {Error} once `close()` was called: the purge's steps stop there. */
+  #open(): void {
+    if (this.#closing) throw new Error('the checkpointer is closing');
   }
 
   async #tick(): Promise<void> {
@@ -298,7 +276,7 @@ export class Checkpointer {
    * bulk of the WAL back before it holds writes for `truncate`.
    */
   async catchUp(): Promise<void> {
-    await this.#inFlight;
+    this.#open();
     const r = await this.#send('checkpoint');
     if (r.error !== undefined) throw new Error(r.error);
     if (r.checkpointed !== undefined) this.#backfilled = r.checkpointed;
@@ -310,7 +288,7 @@ export class Checkpointer {
    * @throws {Error} when the worker failed or could not truncate the WAL
    */
   async truncate(): Promise<void> {
-    await this.#inFlight;
+    this.#open();
     const r = await this.#send('truncate');
     this.#backfilled = 0;
     if (r.error !== undefined || !r.truncated) throw new Error(r.error ?? 'the checkpoint worker did not truncate');
@@ -324,10 +302,10 @@ export class Checkpointer {
    * (its connection would wait in the busy handler, on the event loop). The end of a purge: a TRUNCATE
    * of a 160 MB file spends ~30 ms in ftruncate alone, all of it with writes held; cut in 4 MiB steps
    * first, each holds them about a millisecond. Call while paused (`pause()`).
-   * @throws {Error} when the worker failed
+   * @throws {Error} when the worker failed, or once `close()` was called
    */
   async shrink(chunkBytes: number): Promise<ShrinkStep> {
-    await this.#inFlight;
+    this.#open();
     const r = await this.#send({ shrink: chunkBytes });
     if (r.error !== undefined || r.shrunk === undefined)
       throw new Error(r.error ?? 'the checkpoint worker did not shrink');
@@ -339,7 +317,6 @@ export class Checkpointer {
     clearInterval(this.#timer);
     this.#closing = true;
     this.#paused++;
-    await this.#inFlight;
     await this.#send('close');
     await this.#worker.terminate();
   }

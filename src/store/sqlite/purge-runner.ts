@@ -1,8 +1,8 @@
 /**
  * @module
  * Runs the SQLite store's purges (`SqliteStore.purgeNamespace`), one at a time, through the steps of
- * `purge.ts` and `table-rebuild.ts`, and holds the store's writes only while the last step (the WAL's
- * TRUNCATE checkpoint) runs: `SqliteStore` awaits `held` before each write. Holds no SQL of its own.
+ * `purge.ts` and `table-rebuild.ts`, and holds the store's writes only while each of the last steps (the cuts of the
+ * WAL file, its TRUNCATE checkpoint) runs: `SqliteStore` awaits `held` before each write. Holds no SQL of its own.
  */
 import type Database from 'better-sqlite3';
 import type { Checkpointer } from './checkpointer.ts';
@@ -26,7 +26,7 @@ export class PurgeRunner {
   readonly #o: PurgeRunnerOptions;
   /** The purge under way (purges run one after another: a table rebuild is not shared). */
   #chain: Promise<unknown> = Promise.resolve();
-  /** Set while a purge's TRUNCATE checkpoint runs on the checkpointer's thread: every write awaits it first. */
+  /** Set while a purge's WAL cut or TRUNCATE checkpoint runs on the checkpointer's thread: every write awaits it first. */
   #truncating: Promise<void> | null = null;
   /**
    * Purges that erased rows (an empty namespace's purge touches nothing), and the steps of purges so
@@ -98,8 +98,8 @@ export class PurgeRunner {
         onDisk: this.#o.onDisk,
         checkpointer,
         flush: () => fts.flush(),
-        hold: (truncate) => {
-          this.#truncating = truncate;
+        hold: (step) => {
+          this.#truncating = step;
         },
         progress: this.stats,
       });

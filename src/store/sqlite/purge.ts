@@ -187,7 +187,7 @@ export async function eraseLeftovers(o: {
   onDisk: boolean;
   checkpointer: Checkpointer | null;
   flush: () => void;
-  hold: (truncate: Promise<void> | null) => void;
+  hold: (step: Promise<void> | null) => void;
   progress: PurgeProgress;
 }): Promise<void> {
   const mergeAll = ftsMergeStep(o.db, -MERGE_PAGES);
@@ -216,7 +216,7 @@ export async function eraseLeftovers(o: {
 async function truncateWal(o: {
   db: Database.Database;
   checkpointer: Checkpointer | null;
-  hold: (truncate: Promise<void> | null) => void;
+  hold: (step: Promise<void> | null) => void;
   progress: PurgeProgress;
 }): Promise<void> {
   const checkpointer = o.checkpointer;
@@ -241,7 +241,8 @@ async function truncateWal(o: {
     let shrunk: ShrinkStep;
     try {
       shrunk = await holdingWrites(o, checkpointer.shrink(SHRINK_BYTES));
-    } catch {
+    } catch (err) {
+      checkpointer.lastError = (err as Error).message;
       break; // the TRUNCATE still erases it all, and reports a failed worker
     }
     if (shrunk.cut > 0) o.progress.walCuts++;

@@ -109,7 +109,7 @@ export class SqliteStore implements Store {
       migrate(db);
       unfinished = leftoverRebuilds(db);
       db.prepare("INSERT INTO events_fts (events_fts, rank) VALUES ('secure-delete', 1)").run();
-      // Merge steps wait, as writes do, while a purge's WAL truncate runs (`#purges` is set below).
+      // Merge steps wait, as writes do, while a purge's WAL cut or truncate runs (`#purges` is set below).
       this.#fts = new FtsQueue(db, { held: () => this.#purges?.held ?? null });
       this.#indexUnindexed();
     } catch (err) {
@@ -340,7 +340,7 @@ export class SqliteStore implements Store {
   }
 
   // The other ports delegate to the tables' classes: typed by the port, so each line is the whole method.
-  // Keys and registry versions (key-registry-tables.ts): writes wait out a purge's WAL truncate.
+  // Keys and registry versions (key-registry-tables.ts): writes wait out a purge's WAL cut or truncate.
   readonly registryVersions: RegistryStore['registryVersions'] = async (tenant) => this.#keys.registryVersions(tenant);
   readonly registryVersionById: RegistryStore['registryVersionById'] = async (id) => this.#keys.registryVersionById(id);
   readonly appendRegistryVersion: RegistryStore['appendRegistryVersion'] = (version, options) =>
@@ -352,7 +352,7 @@ export class SqliteStore implements Store {
     this.#unheld(() => this.#keys.deleteExpiredKeys(before));
   readonly revokeKey: KeyStore['revokeKey'] = (id, at) => this.#unheld(() => this.#keys.revokeKey(id, at));
 
-  // Leases and resume records (resume-tables.ts): writes wait out a purge's WAL truncate and note the checkpointer.
+  // Leases and resume records (resume-tables.ts): writes wait out a purge's WAL cut or truncate and note the checkpointer.
   readonly acquireLease: LeaseStore['acquireLease'] = (r) => this.#resumeWrite(() => this.#resume.acquire(r));
   readonly renewLease: LeaseStore['renewLease'] = (fence, ttlMs) =>
     this.#resumeWrite(() => this.#resume.renew(fence, ttlMs));

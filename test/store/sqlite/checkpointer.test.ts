@@ -265,6 +265,24 @@ describe('Checkpointer', () => {
       }
     });
 
+    it('settles every call when close() comes while shrink steps are under way', { timeout: 60_000 }, async () => {
+      const { db, cp, insert, resume } = await copiedBackWal('shrink-close.db');
+      try {
+        insert.run(row(3000)); // the WAL starts over: a dead tail to cut
+        const steps = [cp.shrink(CHUNK), cp.shrink(CHUNK)];
+        const closed = cp.close();
+        const late = cp.shrink(CHUNK);
+        const outcomes = await Promise.allSettled([...steps, late]);
+        await closed;
+        assert.equal(outcomes[0]?.status, 'fulfilled', 'a step sent before close() is answered');
+        assert.equal(outcomes[2]?.status, 'rejected', 'a step asked for after close() is refused');
+        assert.equal(cp.running, false);
+      } finally {
+        resume();
+        db.close();
+      }
+    });
+
     it('stops when a reader keeps the WAL from starting over, having cut nothing it reads', async () => {
       // A reader that took its snapshot before the copy reads it from the WAL's frames.
       let reader: Database.Database | null = null;
