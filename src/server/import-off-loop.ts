@@ -55,12 +55,17 @@ function entryHref(): string {
   return new URL(`./import-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
 }
 
+/** The entry's URL once made (from sources, a data: URL of the whole bundle: its parse alone held the loop ~7 ms). */
+let entry: URL | null = null;
+
 /**
  * The entry as a worker loads it: from sources, bundled into plain JavaScript once per process
- * (`common/worker-bundle.ts`, ~0.15 s of the event loop the first time).
+ * (`common/worker-bundle.ts`, ~0.15 s of the event loop the first time), its URL made once too: a
+ * worker stopped when idle starts again at the next import, while other tenants' requests run.
  */
 function workerEntry(): URL {
-  return new URL(workerLoadable(entryHref()));
+  entry ??= new URL(workerLoadable(entryHref()));
+  return entry;
 }
 
 /**
