@@ -27,7 +27,7 @@ export class PurgeRunner {
   /** The purge under way (purges run one after another: a table rebuild is not shared). */
   #chain: Promise<unknown> = Promise.resolve();
   /** Set while a purge's WAL cut or TRUNCATE checkpoint runs on the checkpointer's thread: every write awaits it first. */
-  #truncating: Promise<void> | null = null;
+  #held: Promise<void> | null = null;
   /**
    * Purges that erased rows (an empty namespace's purge touches nothing), and the steps of purges so
    * far: delete and table copy transactions, FTS merge steps, resume tables rebuilt.
@@ -47,7 +47,7 @@ export class PurgeRunner {
 
   /** The hold writes must wait out before they start (null when none), and wait again if it is set. */
   get held(): Promise<void> | null {
-    return this.#truncating;
+    return this.#held;
   }
 
   /** The last failure of a rebuild started by `rebuild` (a purge's own failures reject its call). */
@@ -74,7 +74,7 @@ export class PurgeRunner {
 
   async #purge(namespace: string): Promise<number> {
     const { db, fts, checkpointer } = this.#o;
-    while (this.#truncating) await this.#truncating;
+    while (this.#held) await this.#held;
     // The TRUNCATE checkpoint at the end needs the checkpoint lock: no background checkpoint meanwhile.
     const resume = await checkpointer?.pause();
     try {
@@ -99,7 +99,7 @@ export class PurgeRunner {
         checkpointer,
         flush: () => fts.flush(),
         hold: (step) => {
-          this.#truncating = step;
+          this.#held = step;
         },
         progress: this.stats,
       });

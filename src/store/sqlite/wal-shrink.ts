@@ -43,7 +43,8 @@ function shrinkWal(db, o) {
     // Nothing dead, but every frame copied back: a write now starts the WAL over at its first frame,
     // and the file beyond becomes a dead tail. The write sets a header field to the value it has. If
     // a reader still reads the WAL, the frame is appended instead: done (the TRUNCATE waits for it).
-    if (pass.busy === 0 && pass.log > 0 && pass.checkpointed === pass.log && 32 + pass.log * frameBytes > o.chunk) {
+    // (Nothing dead: the file is the live frames, so its size says whether they pass a chunk.)
+    if (pass.busy === 0 && pass.log > 0 && pass.checkpointed === pass.log && size > o.chunk) {
       db.pragma('user_version = ' + Number(db.pragma('user_version', { simple: true })));
       db.exec('COMMIT');
       const [after] = db.pragma('wal_checkpoint(PASSIVE)');
