@@ -72,12 +72,24 @@ export class BodyBudget {
    */
   async acquire(bytes: number, signal?: AbortSignal): Promise<() => void> {
     signal?.throwIfAborted();
-    if (this.#waiting.length > 0 || !this.#fits(bytes)) {
-      if (this.#waiting.length >= this.#maxWaiting) throw unavailable('too many large requests at once; retry', 1);
-      await this.#wait(bytes, signal);
-    } else {
-      this.#take(bytes);
-    }
+    const now = this.tryAcquire(bytes);
+    if (now) return now;
+    if (this.#waiting.length >= this.#maxWaiting) throw unavailable('too many large requests at once; retry', 1);
+    await this.#wait(bytes, signal);
+    return this.#releaser(bytes);
+  }
+
+  /**
+   * Counts `bytes` in at once when they fit and nobody waits, returning the release; else null and
+   * nothing counted (then `acquire`, which queues). The common case, without a promise or a signal.
+   */
+  tryAcquire(bytes: number): (() => void) | null {
+    if (this.#waiting.length > 0 || !this.#fits(bytes)) return null;
+    this.#take(bytes);
+    return this.#releaser(bytes);
+  }
+
+  #releaser(bytes: number): () => void {
     let released = false;
     return () => {
       if (released) return;
@@ -153,24 +165,9 @@ export function installBodyBudget(
     const length = Number(req.headers['content-length'] ?? 0);
     const bytes = req.headers['transfer-encoding'] !== undefined ? chunkedBytes : Number.isFinite(length) ? length : 0;
     if (bytes <= 0) return;
-    // 'close' of the response is the one signal of a connection that died before its answer (the
-    // body is unread, so the request stream may never end); it may fire before this hook runs.
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    reply.raw.once('close', onClose);
-    if (connectionGone(req, reply)) gone.abort();
-    let release: () => void;
-    const late = waitLimitMs > 0 && bytes >= LIMITED_FROM_BYTES ? AbortSignal.timeout(waitLimitMs) : undefined;
-    try {
-      const lane = req.routeOptions.config?.bodyBudget === 'alone' ? alone : budget;
-      release = await lane.acquire(bytes, late ? AbortSignal.any([gone.signal, late]) : gone.signal);
-    } catch (err) {
-      if (gone.signal.aborted) return void reply.hijack(); // nobody to answer: end the lifecycle here
-      if (late?.aborted) throw unavailable('the server is busy reading other requests; try again shortly', 1);
-      throw err;
-    } finally {
-      reply.raw.off('close', onClose);
-    }
+    const lane = req.routeOptions.config?.bodyBudget === 'alone' ? alone : budget;
+    const release = lane.tryAcquire(bytes) ?? (await waitForRoom(lane, bytes, req, reply, waitLimitMs));
+    if (release === null) return; // the connection is gone: the reply was hijacked
     releases.set(req, release);
     if (connectionGone(req, reply)) {
       // Admitted after its connection closed ('close' has fired and will not again).
@@ -181,6 +178,38 @@ export function installBodyBudget(
   });
   app.addHook('onResponse', done);
   app.addHook('onRequestAbort', done);
+}
+
+/**
+ * Waits for room for `bytes` in `lane` until admitted, the connection closes (null, after ending the
+ * lifecycle: nobody is left to answer) or, for a large body, `waitLimitMs` pass (503).
+ */
+async function waitForRoom(
+  lane: BodyBudget,
+  bytes: number,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  waitLimitMs: number,
+): Promise<(() => void) | null> {
+  // 'close' of the response is the one signal of a connection that died before its answer (the
+  // body is unread, so the request stream may never end); it may fire before this hook runs.
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  reply.raw.once('close', onClose);
+  if (connectionGone(req, reply)) gone.abort();
+  const late = waitLimitMs > 0 && bytes >= LIMITED_FROM_BYTES ? AbortSignal.timeout(waitLimitMs) : undefined;
+  try {
+    return await lane.acquire(bytes, late ? AbortSignal.any([gone.signal, late]) : gone.signal);
+  } catch (err) {
+    if (gone.signal.aborted) {
+      reply.hijack();
+      return null;
+    }
+    if (late?.aborted) throw unavailable('the server is busy reading other requests; try again shortly', 1);
+    throw err;
+  } finally {
+    reply.raw.off('close', onClose);
+  }
 }
 
 /** Whether the client's connection is closed (the answer can no longer be sent). */
