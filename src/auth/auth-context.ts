@@ -4,6 +4,7 @@
  * that picks the namespace of a call (`namespace_mismatch` when a key names one it may not reach).
  */
 import { forbidden, invalidRequest, namespaceMismatch } from '../common/errors.ts';
+import type { Ticket } from '../common/light-first.ts';
 import type { KeyRecord } from '../store/key-store.ts';
 
 /** The caller, as `req.auth`. */
@@ -18,6 +19,11 @@ export interface AuthContext {
   namespace: string | null;
   /** Epoch ms or null. */
   expiresAt: number | null;
+  /**
+   * The light-lane ticket of the request this context was verified for (`common/light-first.ts`): the
+   * heavy work the request starts names it, so the request stops counting as light. Absent outside a request.
+   */
+  lane?: Ticket | null;
 }
 
 /** The auth context of a stored key. */

@@ -4,15 +4,17 @@
  * (`TimeSlice`) still shares the loop turn for turn with the small ones: a small request passes
  * through several turns (body, checks, the writer's queue, the answer) and met one slice of big work
  * at each. Here each request holds a ticket from its first hook (`admit`) to its answer (`release`);
- * it is *light* until it first spends a time slice (`TimeSlice.yield` calls `leaveLightLane`), from
- * then on *heavy*. Heavy work waits between its slices while any light request is in flight
+ * it is *light* until it first spends a time slice (`TimeSlice.yield` calls `leaveLightLane` with the
+ * ticket of the request it works for, its owner), from then on *heavy*. The ticket is passed to the
+ * heavy work by hand (the request's `lane`, an `AuthContext`'s, a `WriteContext`'s), not found in an
+ * `AsyncLocalStorage`: on Node 20 one makes every promise of every request run async hooks, a share of
+ * every request's time on the loop (docs/benchmarks.md). Heavy work waits between its slices while any light request is in flight
  * (`afterLightRequests`), so a small request meets at most the one slice that was running when it
  * arrived. The wait is bounded (`MAX_DEFER_MS`): under a steady stream of light requests heavy work
  * still gets a slice every few tens of ms, and a light request that itself waits on heavy work (a
  * write queued behind an import's chunk) cannot stall it. The state is per process, like the loop it
  * shares out: every server in the process takes part.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 
 /** Longest a slice of heavy work waits for light requests to finish, in ms. @default 20 */
@@ -30,7 +32,6 @@ export interface Ticket {
   readonly since: number;
 }
 
-const lane = new AsyncLocalStorage<Ticket>();
 const open = new Set<Ticket>();
 let light = 0;
 let waiters: (() => void)[] = [];
@@ -43,28 +44,17 @@ export function admit(): Ticket {
   return ticket;
 }
 
-/** Runs `fn` (and what it starts) as the work of `ticket`'s request. */
-export function runAs<T>(ticket: Ticket, fn: () => T): T {
-  return lane.run(ticket, fn);
-}
-
-/**
- * Runs `fn` (and what it starts) as the work of no request: background work (an index merge a
- * request's write set off) neither demotes that request nor waits for it.
- */
-export function outsideRequests<T>(fn: () => T): T {
-  return lane.exit(fn);
-}
-
 /** The request is answered (or gone). */
 export function release(ticket: Ticket): void {
   if (!open.delete(ticket)) return;
   if (ticket.light) demote(ticket);
 }
 
-/** The current request (if any) is heavy from now on: it no longer holds heavy work back. */
-export function leaveLightLane(): void {
-  const ticket = lane.getStore();
+/**
+ * `ticket`'s request is heavy from now on: it no longer holds heavy work back. No ticket (background
+ * work, a call from outside any request): nothing to demote.
+ */
+export function leaveLightLane(ticket: Ticket | null | undefined): void {
   if (ticket?.light && open.has(ticket)) demote(ticket);
 }
 

@@ -7,7 +7,8 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, unavailable } from '../common/errors.ts';
-import { TimeSlice } from '../common/time-slice.ts';
+import type { Ticket } from '../common/light-first.ts';
+import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
 import type { Actor, BeliefChange, FactStore, StoredEvent } from '../store/fact-store.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
@@ -52,6 +53,8 @@ export interface RememberResult {
 export interface WriteContext {
   namespace: string;
   actor: Actor;
+  /** The light-lane ticket of the request writing (`common/light-first.ts`); none outside a request. */
+  lane?: Ticket | null;
 }
 
 /** Options for `MemoryEngine`. */
@@ -98,7 +101,7 @@ export class MemoryEngine {
           : await this.#validateInSlices(ctx, statements, fieldPrefix, registry);
       const purge = this.#purged([ctx.namespace]);
       if (purge) await purge;
-      return this.#writer.assert(pending, planned);
+      return this.#writer.assert(pending, planned, ctx.lane);
     });
     return outcomes.map((o) => ({
       stored: o.event !== null,
@@ -134,7 +137,7 @@ export class MemoryEngine {
     fieldPrefix: string,
     registry: Registry,
   ): Promise<PendingAssertion[]> {
-    const slice = new TimeSlice();
+    const slice = new TimeSlice(SLICE_MS, ctx.lane);
     const pending: PendingAssertion[] = [];
     const now = this.#clock.now(); // one recorded_at for the whole request, as when checked at once
     for (let from = 0; from < statements.length; from += SLICED_FROM) {

@@ -12,6 +12,7 @@
  */
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest } from '../common/errors.ts';
+import type { Ticket } from '../common/light-first.ts';
 import { letOthersRun } from '../common/time-slice.ts';
 import { words } from '../common/words.ts';
 import { type AnswerBytes, cutPage, type RenderedReads } from '../store/answer-text-port.ts';
@@ -38,6 +39,8 @@ export interface RecallQuery {
   limit: number;
   minConfidence?: number;
   kind?: string;
+  /** The light-lane ticket of the request reading (`common/light-first.ts`): heavy once a fold yields. */
+  lane?: Ticket | null;
 }
 
 /** Longest accepted search text. */
@@ -156,7 +159,7 @@ export class MemoryReader {
   ): Promise<Belief[]> {
     const offLoop = offLoopFoldsOf(this.#store);
     const fold = await this.#foldQuery(query, f, terms, offLoop);
-    const answer = offLoop ? await offLoop.foldFactLogs(fold) : await this.#foldHere(fold);
+    const answer = offLoop ? await offLoop.foldFactLogs(fold) : await this.#foldHere(fold, query.lane ?? null);
     if (answer.capped) throw scanCap(this.#maxScan);
     return answer.beliefs;
   }
@@ -189,7 +192,7 @@ export class MemoryReader {
   }
 
   /** `foldFactLogs` on this thread: counted first, then page by page, yielding between pages. */
-  async #foldHere(q: FoldQuery): Promise<FoldAnswer> {
+  async #foldHere(q: FoldQuery, lane: Ticket | null): Promise<FoldAnswer> {
     // Bounded before it starts: counted (no further than the cap) before any event is read.
     const base = { namespace: q.namespace, groups: q.groups, asOf: q.asOf };
     if ((await this.#store.countFactEvents({ ...base, max: q.max })) > q.max) return { capped: true };
@@ -201,7 +204,7 @@ export class MemoryReader {
       if (!fold.add(page)) return { capped: true };
       if (page.length < LOOP_FOLD_PAGE) break;
       after = page[page.length - 1] as StoredEvent;
-      await letOthersRun(); // the next page after other requests had their turn (light ones first)
+      await letOthersRun(lane); // the next page after other requests had their turn (light ones first)
     }
     return { capped: false, beliefs: fold.finish() };
   }

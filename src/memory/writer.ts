@@ -16,7 +16,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../common/clock.ts';
-import { afterLightRequests, leaveLightLane, lightInFlight } from '../common/light-first.ts';
+import { afterLightRequests, leaveLightLane, lightInFlight, type Ticket } from '../common/light-first.ts';
 import type { Actor, FactHead, FactStore, StoredEvent } from '../store/fact-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
 import { applyAssertion, applyRetraction } from './fact-state.ts';
@@ -75,11 +75,12 @@ export class MemoryWriter {
 
   /**
    * Writes assertions (in order); resolves with one outcome per item.
+   * @param lane the ticket of the request writing them (heavy once its batch is written in parts)
    * @throws {StaleRegistryError} when `registry` is no longer the tenant's newest stored version
    */
-  assert(items: PendingAssertion[], registry?: PlannedRegistry): Promise<AssertResult[]> {
+  assert(items: PendingAssertion[], registry?: PlannedRegistry, lane?: Ticket | null): Promise<AssertResult[]> {
     // Written in parts: the request is heavy, its later parts wait for light requests (not for itself).
-    if (items.length > MAX_BATCH_STATEMENTS) leaveLightLane();
+    if (items.length > MAX_BATCH_STATEMENTS) leaveLightLane(lane);
     return new Promise((done, fail) => this.#push({ kind: 'assert', items, registry, done, fail }));
   }
 

@@ -43,7 +43,8 @@ export const authPlugin = fp(
     // onRequest: a caller without a valid key is refused before its body is read or parsed.
     app.addHook('onRequest', async function authenticate(req) {
       if (req.routeOptions.config?.public || req.is404) return;
-      req.auth = await verify(bearerOf(req));
+      // This request's own context (a verify may hand out a shared one): it carries the request's ticket.
+      req.auth = { ...(await verify(bearerOf(req))), lane: req.lane };
       if (req.routeOptions.config?.admin) requireAdmin(req.auth);
     });
   },

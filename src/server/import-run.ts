@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { ChunkSizer } from '../common/chunk-sizer.ts';
 import type { Clock } from '../common/clock.ts';
+import { leaveLightLane } from '../common/light-first.ts';
 import { SLICE_MS } from '../common/time-slice.ts';
 import {
   arraySource,
@@ -68,6 +69,8 @@ function storeRecords(store: ImportDeps['store'], records: ImportSource<ResumeRe
  * @throws {TetherError} 400/403 naming the line and field of the first refused item; nothing is stored then
  */
 export async function runImport(deps: ImportDeps, body: string, auth: AuthContext): Promise<ImportRun> {
+  // Heavy from the start: its chunks must not wait for the request itself (`common/light-first.ts`).
+  leaveLightLane(auth.lane);
   const records = { now: deps.clock.now(), turnTokenLimit: deps.turnTokenLimit };
   if (body.length < (deps.offLoopBytes ?? OFF_LOOP_IMPORT_BYTES)) {
     const lines = await parseImportLines(body, auth, records);

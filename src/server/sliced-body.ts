@@ -11,6 +11,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import type { Ticket } from '../common/light-first.ts';
 import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
 import { parseWith } from './validate.ts';
 import { requireWellFormed } from './well-formed.ts';
@@ -57,12 +58,13 @@ export async function parseBodyInSlices(
   body: Record<string, unknown>,
   spec: SlicedBody,
   sliceMs = SLICE_MS,
+  lane: Ticket | null = null,
 ): Promise<object> {
   const items = body[spec.key] as unknown[];
   const rest = Object.fromEntries(Object.entries(body).filter(([k]) => k !== spec.key));
   requireWellFormed(rest, 'body');
   const envelope = parseWith(spec.envelope, body) as Record<string, unknown>;
-  const slice = new TimeSlice(sliceMs);
+  const slice = new TimeSlice(sliceMs, lane);
   const parsed: unknown[] = [];
   for (const [i, item] of items.entries()) {
     const field = `${spec.key}[${i}]`;
@@ -83,6 +85,6 @@ export async function parseBodyInSlices(
 export async function slicedBodyHook(req: FastifyRequest): Promise<void> {
   const spec = req.routeOptions.config.slicedBody;
   if (spec && longArray(req.body, spec) !== null) {
-    req.body = await parseBodyInSlices(req.body as Record<string, unknown>, spec);
+    req.body = await parseBodyInSlices(req.body as Record<string, unknown>, spec, SLICE_MS, req.lane);
   } else if (typeof req.body !== 'string') requireWellFormed(req.body, 'body');
 }

@@ -6,7 +6,8 @@
  * those `JSON.stringify` gives for the whole object. Used by the remember route for big batches.
  */
 import { Readable } from 'node:stream';
-import { TimeSlice } from '../common/time-slice.ts';
+import type { Ticket } from '../common/light-first.ts';
+import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
 
 /** Lists shorter than this are answered whole (one `JSON.stringify`). */
 export const SLICED_FROM_ITEMS = 64;
@@ -18,9 +19,9 @@ const CHUNK_ITEMS = 32;
  * The JSON text of `{ [key]: items }` as a stream of chunks, a turn of the event loop let through
  * whenever a slice of work is spent. Send it with content type `application/json`.
  */
-export function slicedJsonList(key: string, items: readonly unknown[]): Readable {
+export function slicedJsonList(key: string, items: readonly unknown[], lane: Ticket | null = null): Readable {
   async function* chunks() {
-    const slice = new TimeSlice();
+    const slice = new TimeSlice(SLICE_MS, lane);
     yield `{${JSON.stringify(key)}:[`;
     for (let i = 0; i < items.length; i += CHUNK_ITEMS) {
       const part = items.slice(i, i + CHUNK_ITEMS).map((item) => JSON.stringify(item) ?? 'null');

@@ -33,6 +33,7 @@ export function writeContext(auth: AuthContext, namespace: string): WriteContext
   return {
     namespace,
     actor: { tenant: tenantOf(namespace), agent: auth.agent, session: auth.session, keyId: auth.keyId },
+    lane: auth.lane ?? null,
   };
 }
 

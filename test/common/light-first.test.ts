@@ -1,6 +1,7 @@
 /**
  * Light requests first (`light-first.ts`): tickets count as light from `admit` until released or
- * demoted; a request demotes itself (in its own async context) when it spends a time slice; heavy
+ * demoted; the heavy work a request starts demotes that request's ticket (its owner) when it spends a
+ * time slice; heavy
  * work's wait (`afterLightRequests`) ends when the last light request does, or at its cap; a ticket
  * older than `LIGHT_MAX_AGE_MS` stops counting. Waits on events (a release, a timer of the code under
  * test) only: nothing races a timer against the machine's load.
@@ -15,7 +16,6 @@ import {
   leaveLightLane,
   lightInFlight,
   release,
-  runAs,
 } from '../../src/common/light-first.ts';
 import { TimeSlice } from '../../src/common/time-slice.ts';
 
@@ -32,32 +32,40 @@ describe('light-first', () => {
     assert.equal(lightInFlight(), before);
   });
 
-  it('demotes only the request whose async context spends a slice', async () => {
+  it('demotes only the ticket it is given', () => {
     const mine = admit();
     const other = admit();
     const base = lightInFlight();
-    await runAs(mine, async () => {
-      await nextTurn(); // still the same request after an await
-      leaveLightLane();
-    });
+    leaveLightLane(mine);
     assert.equal(lightInFlight(), base - 1, 'one light request fewer');
     assert.equal(mine.light, false);
     assert.equal(other.light, true);
-    leaveLightLane(); // outside any request: nothing to demote
+    leaveLightLane(mine); // already heavy: counted once
+    leaveLightLane(null); // background work: nothing to demote
+    assert.equal(lightInFlight(), base - 1);
     assert.equal(other.light, true);
     release(mine);
     release(other);
+    leaveLightLane(other); // released: no longer counted, so not counted off twice
+    assert.equal(lightInFlight(), base - 2);
   });
 
-  it("makes a TimeSlice's first yield demote its request", async () => {
-    const ticket = admit();
-    await runAs(ticket, async () => {
-      const slice = new TimeSlice(1);
-      await slice.yield();
-      assert.equal(slice.yields, 1);
-    });
-    assert.equal(ticket.light, false);
-    release(ticket);
+  it("makes a TimeSlice's first yield demote its owner, and an ownerless slice demote nobody", async () => {
+    const owner = admit();
+    const bystander = admit();
+    const owned = new TimeSlice(1, owner);
+    await owned.yield();
+    assert.equal(owned.yields, 1);
+    assert.equal(owner.light, false);
+    assert.equal(bystander.light, true);
+    const background = new TimeSlice(1);
+    const waited = background.yield(); // waits for the light bystander, at most MAX_DEFER_MS
+    await nextTurn();
+    assert.equal(bystander.light, true, 'an ownerless slice demotes nobody');
+    release(bystander);
+    await waited;
+    assert.equal(background.yields, 1);
+    release(owner);
   });
 
   it('lets heavy work wait until the last light request is released', async () => {

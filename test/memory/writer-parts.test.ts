@@ -3,12 +3,14 @@
  * parts, one store transaction each, with the jobs queued meanwhile written between two parts
  * (counted by wrapping `writeFacts`, not timed): a refused batch stores nothing; a batch in parts
  * stores everything in order with its results in order; another tenant's remember commits between
- * two parts, in a transaction of its own; a failure midway leaves a prefix, and sending the batch again stores the rest; a single
+ * two parts, in a transaction of its own; the request writing in parts is heavy from then on (its
+ * light-lane ticket), one that fits in a part stays light; a failure midway leaves a prefix, and sending the batch again stores the rest; a single
  * fact's log is folded at most once per part. On SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../../src/common/clock.ts';
+import { admit, release } from '../../src/common/light-first.ts';
 import { MemoryEngine, type Statement, type WriteContext } from '../../src/memory/engine.ts';
 import { foldFact } from '../../src/memory/fold.ts';
 import { starterRegistry } from '../../src/memory/registry.ts';
@@ -76,6 +78,22 @@ for (const [name, open] of stores) {
         (await store.groupEvents(ctx.namespace, [{ subject: 'project', predicate: 'note' }])).map((e) => e.value);
       return { store, engine, commits, committed, failAt, values, hooks };
     }
+
+    it('makes the request whose batch goes in parts heavy (its ticket), and leaves a one-part batch light', async (t) => {
+      const { engine, values } = await setup(t);
+      const big = { ...contextOf('acme'), lane: admit() };
+      const small = { ...contextOf('acme'), lane: admit() };
+      t.after(() => {
+        release(big.lane);
+        release(small.lane);
+      });
+      await engine.remember(small, notes('s', MAX_BATCH_STATEMENTS), 'statements');
+      assert.equal(small.lane.light, true, 'one part: still light');
+      await engine.remember(big, notes('b', MAX_BATCH_STATEMENTS + 1), 'statements');
+      assert.equal(big.lane.light, false, 'in parts: heavy, so its later parts do not wait for it');
+      assert.equal(small.lane.light, true, 'only the writing request is demoted');
+      assert.equal((await values(big)).length, MAX_BATCH_STATEMENTS + 1);
+    });
 
     it('stores nothing of a batch refused by validation', async (t) => {
       const { engine, commits, values } = await setup(t);

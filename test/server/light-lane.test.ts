@@ -1,16 +1,18 @@
 /**
  * The light-lane hooks (`light-lane.ts`) on a small Fastify app, through `inject()`: a request counts
- * as light while it is handled and not after its answer; one that spends a time slice stops counting
- * from then on; a hijacked answer (as MCP's) ends its ticket when the response closes; an aborted
- * one too.
+ * as light while it is handled and not after its answer; one that spends a time slice (owned by its
+ * `req.lane`) stops counting from then on; a hijacked answer (as MCP's) ends its ticket when the
+ * response closes; an aborted one too; the auth hook hands each request its ticket in its own context.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { lightInFlight } from '../../src/common/light-first.ts';
+import type { AuthContext } from '../../src/auth/auth-context.ts';
+import { lightInFlight, type Ticket } from '../../src/common/light-first.ts';
 import { TimeSlice } from '../../src/common/time-slice.ts';
+import { authPlugin } from '../../src/server/auth-plugin.ts';
 import { installLightLane } from '../../src/server/light-lane.ts';
 
 async function appWithRoutes() {
@@ -21,9 +23,9 @@ async function appWithRoutes() {
     seen.small = [lightInFlight()];
     return { ok: true };
   });
-  app.post('/big', async () => {
+  app.post('/big', async (req) => {
     const before = lightInFlight();
-    const slice = new TimeSlice(1);
+    const slice = new TimeSlice(1, req.lane);
     await slice.yield();
     seen.big = [before, lightInFlight()];
     return { ok: true };
@@ -67,6 +69,43 @@ describe('light lane', () => {
     assert.equal(res.body, 'done');
     assert.deepEqual(seen.stream, [base + 1]);
     assert.equal(lightInFlight(), base);
+  });
+
+  it("hands each request's ticket to the calls in its own auth context, even from a shared verify", async (t) => {
+    const app = Fastify();
+    installLightLane(app);
+    const shared: AuthContext = {
+      keyId: 'k1',
+      tenant: 'acme',
+      agent: 'run-1',
+      session: null,
+      admin: false,
+      namespace: 'acme:run-1',
+      expiresAt: null,
+    };
+    await app.register(authPlugin, { keys: null as never, verify: async () => shared });
+    const seen: { same: boolean; ticket: Ticket | null }[] = [];
+    app.post('/work', async (req) => {
+      seen.push({ same: req.auth.lane === req.lane, ticket: req.lane });
+      return { ok: true };
+    });
+    await app.ready();
+    t.after(() => app.close());
+    for (let i = 0; i < 2; i++) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/work',
+        payload: {},
+        headers: { authorization: 'Bearer x' },
+      });
+      assert.equal(res.statusCode, 200);
+    }
+    assert.deepEqual(
+      seen.map((s) => s.same),
+      [true, true],
+    );
+    assert.ok(seen[0]?.ticket && seen[1]?.ticket && seen[0].ticket !== seen[1].ticket, 'a ticket per request');
+    assert.equal(shared.lane, undefined, 'the shared context is not written to');
   });
 
   it('ends the ticket of a request whose client went away', async (t) => {

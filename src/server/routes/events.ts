@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth-context.ts';
 import type { Clock } from '../../common/clock.ts';
 import { namespaceMismatch } from '../../common/errors.ts';
-import { TimeSlice } from '../../common/time-slice.ts';
+import { leaveLightLane, type Ticket } from '../../common/light-first.ts';
+import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
@@ -49,9 +50,10 @@ async function* exportLines(
   store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
   first: StoredEvent[] | ExportPageBytes,
+  lane: Ticket | null,
 ): AsyncGenerator<string | Buffer> {
-  if (Array.isArray(first)) yield* eventExportLines(store, query, first);
-  else yield* builtExportLines(store, query, first);
+  if (Array.isArray(first)) yield* eventExportLines(store, query, first, lane);
+  else yield* builtExportLines(store, query, first, lane);
   // The resume records follow the events (whole, so not in an incremental export from `since`).
   if (query.since !== undefined) return;
   let lines: string[] = [];
@@ -69,9 +71,10 @@ async function* eventExportLines(
   store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
   first: StoredEvent[],
+  lane: Ticket | null,
   tenants = new Set<string>(),
 ): AsyncGenerator<string> {
-  const slice = new TimeSlice();
+  const slice = new TimeSlice(SLICE_MS, lane);
   let page = first;
   for (;;) {
     if (page.length === 0) return;
@@ -100,6 +103,7 @@ async function* builtExportLines(
   store: BackupStore,
   query: Omit<ExportQuery, 'limit'>,
   first: ExportPageBytes,
+  lane: Ticket | null,
 ): AsyncGenerator<string | Buffer> {
   const rendered = store.renderedReads?.();
   const tenants = new Set<string>();
@@ -120,7 +124,7 @@ async function* builtExportLines(
     // The workers stopped (the store closes): the rest of the pages as objects, in the same order.
     if (!rendered || !store.renderedReads?.()) {
       const rest = await store.exportEvents({ ...query, since: page.lastId, limit: PAGE });
-      yield* eventExportLines(store, query, rest, tenants);
+      yield* eventExportLines(store, query, rest, lane, tenants);
       return;
     }
     page = await rendered.exportPage({ ...query, since: page.lastId, limit: PAGE });
@@ -166,7 +170,7 @@ export async function eventRoutes(
       : await store.exportEvents({ ...query, limit: PAGE });
     reply.type('application/x-ndjson');
     // A stream, not the documented string: NDJSON goes out page by page.
-    return reply.send(Readable.from(exportLines(store, query, first)) as unknown as string);
+    return reply.send(Readable.from(exportLines(store, query, first, req.lane)) as unknown as string);
   });
 
   const importSchema = {
@@ -206,6 +210,7 @@ export async function eventRoutes(
     const { tenant } = parseNamespace(ns, 'ns');
     if (!reachesTenant(req.auth, tenant)) throw namespaceMismatch(`${req.auth.tenant}:*`, ns);
     opts.limits?.takePurge(req.auth);
+    leaveLightLane(req.lane); // a purge is heavy whatever its size: its steps must not wait for it
     const erased = await opts.engine.purgeNamespace(ns);
     return { namespace: ns, erased };
   });

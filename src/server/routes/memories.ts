@@ -75,7 +75,7 @@ export async function memoryRoutes(app: FastifyInstance, opts: { calls: MemoryCa
       const answer = await calls.remember(req.auth, req.body);
       // A big batch's answer (~500 bytes a result) is stringified and written a slice at a time.
       if ('results' in answer && answer.results.length >= SLICED_FROM_ITEMS) {
-        const body = slicedJsonList('results', answer.results);
+        const body = slicedJsonList('results', answer.results, req.lane);
         return reply.type('application/json; charset=utf-8').send(body as unknown as typeof answer);
       }
       return answer;

@@ -29,7 +29,6 @@
 import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
 import { ChunkSizer } from '../../common/chunk-sizer.ts';
-import { outsideRequests } from '../../common/light-first.ts';
 import { letOthersRun, SLICE_MS } from '../../common/time-slice.ts';
 
 /**
@@ -200,8 +199,8 @@ export class FtsQueue {
   /** Starts the background steps unless a run is under way (it goes on until nothing is left to do). */
   #inStepsSoon(): void {
     if (this.#working) return;
-    // Started from a request's write or read: the steps are no request's work.
-    this.#working = outsideRequests(() => this.#inSteps()).finally(() => {
+    // Started from a request's write or read, yet no request's work: its steps name no owner.
+    this.#working = this.#inSteps().finally(() => {
       this.#working = null;
       // Rows queued after the last step looked (addAll leaves them to a run under way).
       if (this.#pending.length > 0 && this.#timer === null && this.#db.open) this.#later(this.#delayMs);
