@@ -220,16 +220,15 @@ export async function createMemoryServer(options: MemoryServerOptions): Promise<
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw unavailable('server is shutting down', 1);
-  });
   // While closing, every answer (also of requests already in flight) closes its connection, so
   // keep-alive clients let go and close() finishes as soon as the in-flight requests have.
   app.addHook('onSend', async (_req, reply) => {
     if (closing) reply.header('connection', 'close');
   });
   const spans = new WeakMap<object, ReturnType<LoopWatch['begin']>>();
+  // One hook for both (each hook is a promise and a turn of Fastify's hook runner per request).
   app.addHook('onRequest', async (req) => {
+    if (closing) throw unavailable('server is shutting down', 1);
     spans.set(req, loopWatch.begin(req.method, req.routeOptions.url ?? 'unknown'));
   });
   const ended = (req: object) => {
