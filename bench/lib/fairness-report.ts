@@ -82,7 +82,8 @@ export function runTable(rows: readonly RowFigures[]): string {
  * The figures over runs (same rows in the same order): per row the median of B's p99 and of its ratio
  * to that run's quiet p99; B's samples of all runs pooled, their p90 and p99 and that p99's ratio to the
  * pooled quiet p99 (a row of one run holds 3-300 samples, all runs 5x as many); the worst max of any
- * run. The verdict is on the median ratio and the worst max.
+ * run. The verdict is on the median ratio and the worst max, over the runs with a sample of B beside the
+ * row (none: not met).
  */
 export function mediansTable(runs: readonly (readonly RowFigures[])[]): string {
   const first = runs[0] ?? [];
@@ -102,7 +103,8 @@ export function mediansTable(runs: readonly (readonly RowFigures[])[]): string {
   return table([
     head,
     ...first.map((r, i) => {
-      const col = runs.map((run) => run[i] as RowFigures);
+      // A run in which B sent nothing beside the row (a row shorter than B's period) says nothing of it.
+      const col = runs.map((run) => run[i] as RowFigures).filter((c) => c.n > 0);
       const ratio = median(col.map((c) => c.ratio));
       const worst = Math.max(...col.map((c) => c.max));
       const all = pooled[i] as ReturnType<typeof summarize>;
