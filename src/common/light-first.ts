@@ -8,12 +8,12 @@
  * ticket of the request it works for, its owner), from then on *heavy*. The ticket is passed to the
  * heavy work by hand (the request's `lane`, an `AuthContext`'s, a `WriteContext`'s), not found in an
  * `AsyncLocalStorage`: on Node 20 one makes every promise of every request run async hooks, a share of
- * every request's time on the loop (docs/benchmarks.md). Heavy work waits between its slices while any light request is in flight
- * (`afterLightRequests`), so a small request meets at most the one slice that was running when it
- * arrived. The wait is bounded (`MAX_DEFER_MS`): under a steady stream of light requests heavy work
- * still gets a slice every few tens of ms, and a light request that itself waits on heavy work (a
- * write queued behind an import's chunk) cannot stall it. The state is per process, like the loop it
- * shares out: every server in the process takes part.
+ * every request's time on the loop (docs/benchmarks.md). Heavy work waits between its slices while any
+ * light request is in flight (`afterLightRequests`), so a small request meets at most the one slice that
+ * was running when it arrived. The wait is bounded (`MAX_DEFER_MS`): under a steady stream of light
+ * requests heavy work still gets a slice every few tens of ms, and a light request that itself waits on
+ * heavy work (a write queued behind an import's chunk) cannot stall it. The state is per process, like
+ * the loop it shares out: every server in the process takes part.
  */
 import { performance } from 'node:perf_hooks';
 
