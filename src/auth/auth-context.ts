@@ -36,6 +36,7 @@ export function contextOf(key: KeyRecord): AuthContext {
     admin: key.admin,
     namespace: key.agent === null ? null : `${key.tenant}:${key.agent}`,
     expiresAt: key.expiresAt,
+    lane: null,
   };
 }
 

@@ -113,9 +113,9 @@ export class MemoryReader {
    * and for a short recall (no `as_of` nor search, limit <= 100), which is cheaper on the loop.
    */
   async recallText(query: RecallQuery): Promise<AnswerBytes | null> {
+    if (query.asOf === undefined && query.q === undefined && query.limit <= SHORT_RECALL) return null;
     const rendered = renderedReadsOf(this.#store);
     if (!rendered) return null;
-    if (query.asOf === undefined && query.q === undefined && query.limit <= SHORT_RECALL) return null;
     const offLoop = offLoopFoldsOf(this.#store);
     if (query.asOf !== undefined && !offLoop) return null;
     const { filters, terms } = await this.#resolve(query);

@@ -43,8 +43,14 @@ export const authPlugin = fp(
     // onRequest: a caller without a valid key is refused before its body is read or parsed.
     app.addHook('onRequest', async function authenticate(req) {
       if (req.routeOptions.config?.public || req.is404) return;
-      // This request's own context (a verify may hand out a shared one): it carries the request's ticket.
-      req.auth = { ...(await verify(bearerOf(req))), lane: req.lane };
+      const auth = await verify(bearerOf(req));
+      // The context carries this request's ticket: the key service makes one per call; another verify
+      // (a test's, a plugin's) may hand out a shared one, which is copied instead.
+      if (opts.verify) req.auth = { ...auth, lane: req.lane };
+      else {
+        auth.lane = req.lane;
+        req.auth = auth;
+      }
       if (req.routeOptions.config?.admin) requireAdmin(req.auth);
     });
   },

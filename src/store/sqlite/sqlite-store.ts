@@ -96,6 +96,8 @@ export class SqliteStore implements Store {
   /** Heavy reads on this connection (in memory, or when no worker runs). */
   readonly #reads: SqliteReads;
   readonly #pool: ReadPool | null;
+  /** The pool's `renderedReads`, made at the first call (null: the pool has no answer module). */
+  #rendered: RenderedReads | null = null;
   readonly #foldModule: string | null;
   /** Purges, one at a time, in short steps (purge-runner.ts); holds writes during its last one. */
   readonly #purges: PurgeRunner;
@@ -263,7 +265,10 @@ export class SqliteStore implements Store {
   /** Heavy answers built as JSON bytes on a read worker while one runs (and the answer module was given). */
   renderedReads(): RenderedReads | null {
     const pool = this.#pool;
-    return pool?.running ? pool.renderedReads(() => this.#fts.flush()) : null;
+    if (!pool?.running) return null;
+    // Made once: every recall, history page and export asks for it.
+    this.#rendered ??= pool.renderedReads(() => this.#fts.flush());
+    return this.#rendered;
   }
 
   /** The read workers' thread ids and nice values (empty without workers). */
