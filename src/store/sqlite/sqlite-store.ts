@@ -96,8 +96,13 @@ export class SqliteStore implements Store {
   /** Heavy reads on this connection (in memory, or when no worker runs). */
   readonly #reads: SqliteReads;
   readonly #pool: ReadPool | null;
-  /** The pool's `renderedReads`, made at the first call (null: the pool has no answer module). */
+  /**
+   * The pool's read interfaces, made at their first use: every recall, search, history page and export
+   * asks for them, and each call made a flush closure and an object of closures.
+   */
+  #offLoop: OffLoopFolds | null = null;
   #rendered: RenderedReads | null = null;
+  readonly #flushFts = (): void => this.#fts.flush();
   readonly #foldModule: string | null;
   /** Purges, one at a time, in short steps (purge-runner.ts); holds writes during its last one. */
   readonly #purges: PurgeRunner;
@@ -259,15 +264,16 @@ export class SqliteStore implements Store {
   /** Whole `as_of` folds on a read worker while one runs (and the fold module was given); else null. */
   offLoopFolds(): OffLoopFolds | null {
     const pool = this.#pool;
-    return pool?.running && this.#foldModule ? pool.offLoopFolds(() => this.#fts.flush()) : null;
+    if (!pool?.running || !this.#foldModule) return null;
+    this.#offLoop ??= pool.offLoopFolds(this.#flushFts);
+    return this.#offLoop;
   }
 
   /** Heavy answers built as JSON bytes on a read worker while one runs (and the answer module was given). */
   renderedReads(): RenderedReads | null {
     const pool = this.#pool;
     if (!pool?.running) return null;
-    // Made once: every recall, history page and export asks for it.
-    this.#rendered ??= pool.renderedReads(() => this.#fts.flush());
+    this.#rendered ??= pool.renderedReads(this.#flushFts);
     return this.#rendered;
   }
 
