@@ -38,7 +38,7 @@ export async function parseImportLines(
   const versions: ImportedVersion[] = [];
   const events: ImportedEvent[] = [];
   const recordLines: ResumeRecordLine[] = [];
-  const slice = new TimeSlice(SLICE_MS, auth.lane ?? null);
+  const slice = new TimeSlice(SLICE_MS, auth.lane);
   for (const [i, raw] of body.split('\n').entries()) {
     if (slice.due()) await slice.yield();
     const text = raw.trim();
