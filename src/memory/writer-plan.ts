@@ -200,11 +200,7 @@ export async function planBatch(parts: Part[], options: BatchPlanOptions): Promi
       const out: AssertResult[] = [];
       for (let i = from; i < to; i++) {
         const item = job.items[i] as PendingAssertion;
-        // The id is set on the validated event itself: a copy of each event was about a fifth of the bytes
-        // a batch kept past a scavenge (docs/benchmarks.md). A part planned again after a failed write
-        // gets a new id.
-        const e = item.event as StoredEvent;
-        e.id = newEventId(clock.now());
+        const e = { ...item.event, id: newEventId(clock.now()) } as StoredEvent;
         const single = item.def.cardinality === 'single';
         // No await unless the store is read: see `FactPlanner.fact`.
         const got = planner.fact(e, single ? null : e.valueKey);
