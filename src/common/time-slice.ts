@@ -32,10 +32,10 @@ export class TimeSlice {
   yields = 0;
 
   /**
-   * @param budgetMs longest run between two turns (ms, > 0) @default 2
    * @param owner the ticket of the request the loop works for, heavy from its first yield (none: background work)
+   * @param budgetMs longest run between two turns (ms, > 0) @default 2
    */
-  constructor(budgetMs = SLICE_MS, owner: Ticket | null = null) {
+  constructor(owner: Ticket | null = null, budgetMs = SLICE_MS) {
     if (!(budgetMs > 0)) throw new Error(`Cannot slice time as 'budgetMs' must be > 0: got ${budgetMs}`);
     this.#budgetMs = budgetMs;
     this.#owner = owner;

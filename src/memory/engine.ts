@@ -8,7 +8,7 @@
 import type { Clock } from '../common/clock.ts';
 import { invalidRequest, unavailable } from '../common/errors.ts';
 import type { Ticket } from '../common/light-first.ts';
-import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 import type { Actor, BeliefChange, FactStore, StoredEvent } from '../store/fact-store.ts';
 import type { PredicateDef } from '../store/registry-store.ts';
 import { StaleRegistryError } from '../store/stale-registry.ts';
@@ -137,7 +137,7 @@ export class MemoryEngine {
     fieldPrefix: string,
     registry: Registry,
   ): Promise<PendingAssertion[]> {
-    const slice = new TimeSlice(SLICE_MS, ctx.lane);
+    const slice = new TimeSlice(ctx.lane);
     const pending: PendingAssertion[] = [];
     const now = this.#clock.now(); // one recorded_at for the whole request, as when checked at once
     for (let from = 0; from < statements.length; from += SLICED_FROM) {

@@ -7,7 +7,7 @@
  */
 import { type AuthContext, NAME_PATTERN, parseNamespace, reachesTenant } from '../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../common/errors.ts';
-import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 import type { ImportedEvent, ImportedVersion } from '../memory/backup-import.ts';
 import { checkImportedRecord, type RecordCheckOptions } from '../memory/resume/record-check.ts';
 import type { ResumeRecordLine } from '../store/resume-types.ts';
@@ -38,7 +38,7 @@ export async function parseImportLines(
   const versions: ImportedVersion[] = [];
   const events: ImportedEvent[] = [];
   const recordLines: ResumeRecordLine[] = [];
-  const slice = new TimeSlice(SLICE_MS, auth.lane);
+  const slice = new TimeSlice(auth.lane);
   for (const [i, raw] of body.split('\n').entries()) {
     if (slice.due()) await slice.yield();
     const text = raw.trim();

@@ -64,7 +64,7 @@ export async function parseBodyInSlices(
   const rest = Object.fromEntries(Object.entries(body).filter(([k]) => k !== spec.key));
   requireWellFormed(rest, 'body');
   const envelope = parseWith(spec.envelope, body) as Record<string, unknown>;
-  const slice = new TimeSlice(sliceMs, lane);
+  const slice = new TimeSlice(lane, sliceMs);
   const parsed: unknown[] = [];
   for (const [i, item] of items.entries()) {
     const field = `${spec.key}[${i}]`;

@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Ticket } from '../common/light-first.ts';
-import { SLICE_MS, TimeSlice } from '../common/time-slice.ts';
+import { TimeSlice } from '../common/time-slice.ts';
 
 /** Lists shorter than this are answered whole (one `JSON.stringify`). */
 export const SLICED_FROM_ITEMS = 64;
@@ -21,7 +21,7 @@ const CHUNK_ITEMS = 32;
  */
 export function slicedJsonList(key: string, items: readonly unknown[], lane: Ticket | null = null): Readable {
   async function* chunks() {
-    const slice = new TimeSlice(SLICE_MS, lane);
+    const slice = new TimeSlice(lane);
     yield `{${JSON.stringify(key)}:[`;
     for (let i = 0; i < items.length; i += CHUNK_ITEMS) {
       const part = items.slice(i, i + CHUNK_ITEMS).map((item) => JSON.stringify(item) ?? 'null');

@@ -53,12 +53,12 @@ describe('light-first', () => {
   it("makes a TimeSlice's first yield demote its owner, and an ownerless slice demote nobody", async () => {
     const owner = admit();
     const bystander = admit();
-    const owned = new TimeSlice(1, owner);
+    const owned = new TimeSlice(owner, 1);
     await owned.yield();
     assert.equal(owned.yields, 1);
     assert.equal(owner.light, false);
     assert.equal(bystander.light, true);
-    const background = new TimeSlice(1);
+    const background = new TimeSlice(null, 1);
     const waited = background.yield(); // waits for the light bystander, at most MAX_DEFER_MS
     await nextTurn();
     assert.equal(bystander.light, true, 'an ownerless slice demotes nobody');

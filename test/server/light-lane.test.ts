@@ -25,7 +25,7 @@ async function appWithRoutes() {
   });
   app.post('/big', async (req) => {
     const before = lightInFlight();
-    const slice = new TimeSlice(1, req.lane);
+    const slice = new TimeSlice(req.lane, 1);
     await slice.yield();
     seen.big = [before, lightInFlight()];
     return { ok: true };

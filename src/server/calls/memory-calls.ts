@@ -7,7 +7,7 @@
  */
 import { type AuthContext, reachesTenant, requireAdmin, resolveNamespace } from '../../auth/auth-context.ts';
 import { invalidRequest, namespaceMismatch } from '../../common/errors.ts';
-import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
+import { TimeSlice } from '../../common/time-slice.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import { tenantOf } from '../../memory/namespace.ts';
 import type { MemoryReader } from '../../memory/recall.ts';
@@ -60,7 +60,7 @@ export function memoryCalls(deps: MemoryCallDeps) {
         const results = await engine.remember(ctx, body.statements.map(toStatement), 'statements');
         deps.onAppend?.(results.filter((r) => r.stored).length);
         // A turn of the event loop every few ms: a batch has up to 1,000 results.
-        const slice = new TimeSlice(SLICE_MS, auth.lane);
+        const slice = new TimeSlice(auth.lane);
         const answer: ReturnType<typeof rememberJson>[] = [];
         for (const r of results) {
           answer.push(rememberJson(r));

@@ -11,7 +11,7 @@ import { parseNamespace, reachesTenant, resolveNamespace } from '../../auth/auth
 import type { Clock } from '../../common/clock.ts';
 import { namespaceMismatch } from '../../common/errors.ts';
 import { leaveLightLane, type Ticket } from '../../common/light-first.ts';
-import { SLICE_MS, TimeSlice } from '../../common/time-slice.ts';
+import { TimeSlice } from '../../common/time-slice.ts';
 import type { MemoryEngine } from '../../memory/engine.ts';
 import type { RegistryBook } from '../../memory/registry-book.ts';
 import { DEFAULT_TURN_TOKEN_LIMIT } from '../../memory/resume/records.ts';
@@ -74,7 +74,7 @@ async function* eventExportLines(
   lane: Ticket | null,
   tenants = new Set<string>(),
 ): AsyncGenerator<string> {
-  const slice = new TimeSlice(SLICE_MS, lane);
+  const slice = new TimeSlice(lane);
   let page = first;
   for (;;) {
     if (page.length === 0) return;

@@ -108,7 +108,7 @@ export async function inSlices(
   const now = o.now ?? (() => performance.now());
   let total = 0;
   const slice = db.transaction((rows: number) => {
-    const time = new TimeSlice(sliceMs);
+    const time = new TimeSlice(null, sliceMs);
     let n = 0;
     while (n < rows) {
       const limit = Math.min(pick, rows - n);
