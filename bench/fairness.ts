@@ -23,10 +23,13 @@
  * status]`: which of B's requests waited, and when), --cpu-prof DIR (the server runs with
  * `--cpu-prof` into DIR; read a profile with `lib/cpuprofile-summary.ts`), --node-flags "F…" (more node
  * flags for the server child, after the servers' own, so a V8 flag given here wins: e.g.
- * `--heap-growing-percent=50`; printed in the table's header).
+ * `--heap-growing-percent=50`; printed in the table's header), --a-apart (a control, not the target:
+ * A's requests go to a second server process of their own, so nothing of A runs in B's server and what
+ * B still waits for is the machine's 2 cores), --a-server-nice N (with --a-apart: that server's threads
+ * at nice N, as a heavy writer's thread of lower priority would be).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -34,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { newEventId } from '../src/common/ids.ts';
 import { mediansTable, type RowFigures, rowFigures, runTable } from './lib/fairness-report.ts';
-import { startChildServer } from './lib/memory-process.ts';
+import { type ChildServer, startChildServer } from './lib/memory-process.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -46,12 +49,20 @@ const { values: flags } = parseArgs({
     samples: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'node-flags': { type: 'string' },
+    'a-apart': { type: 'boolean', default: false },
+    'a-server-nice': { type: 'string', default: '0' },
   },
 });
 const A_NICE = Number(flags['a-nice']);
 if (!Number.isInteger(A_NICE) || A_NICE < 0 || A_NICE > 19) {
   throw new Error(`--a-nice must be a whole number from 0 to 19: got ${flags['a-nice']}`);
 }
+const A_APART = flags['a-apart'] === true;
+const A_SERVER_NICE = Number(flags['a-server-nice']);
+if (!Number.isInteger(A_SERVER_NICE) || A_SERVER_NICE < 0 || A_SERVER_NICE > 19) {
+  throw new Error(`--a-server-nice must be a whole number from 0 to 19: got ${flags['a-server-nice']}`);
+}
+if (A_SERVER_NICE > 0 && !A_APART) throw new Error('--a-server-nice needs --a-apart (B shares the one server)');
 const RUNS = Number(flags.runs);
 if (!Number.isInteger(RUNS) || RUNS < 1 || RUNS > 20)
   throw new Error(`--runs must be a whole number from 1 to 20: got ${flags.runs}`);
@@ -85,25 +96,37 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
     ...(flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${flags['cpu-prof']}`, '--cpu-prof-interval=250'] : []),
     ...EXTRA_NODE_FLAGS,
   ]);
+  const dirA = A_APART ? mkdtempSync(join(tmpdir(), 'tether-fairness-a-')) : dir;
+  let serverA = server;
   let tenantB: ChildProcess | undefined;
   try {
-    const api = async (method: string, path: string, key: string, body?: unknown, type = 'application/json') => {
-      const res = await fetch(new URL(path, server.url), {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': type }) },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-      return text;
-    };
-    const mint = async (tenant: string, agent: string) =>
-      JSON.parse(await api('POST', '/v1/keys', server.adminKey, { tenant, agent, ttl_seconds: 3600 })).key as string;
+    if (A_APART) serverA = await startChildServer(dirA, EXTRA_NODE_FLAGS);
+    // Every thread it has now; those it starts later inherit the nice value of the thread starting them.
+    if (A_SERVER_NICE > 0)
+      for (const t of readdirSync(`/proc/${serverA.pid}/task`)) setPriority(Number(t), A_SERVER_NICE);
+    const on =
+      (srv: ChildServer) =>
+      async (method: string, path: string, key: string, body?: unknown, type = 'application/json') => {
+        const res = await fetch(new URL(path, srv.url), {
+          method,
+          headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': type }) },
+          body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        });
+        const text = await res.text();
+        if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+        return text;
+      };
+    // A's requests (and the admin's import and purge, which A's rows send) go to A's server, B's to B's.
+    const api = on(serverA);
+    const apiB = on(server);
+    const mintOn = async (srv: ChildServer, tenant: string, agent: string) =>
+      JSON.parse(await on(srv)('POST', '/v1/keys', srv.adminKey, { tenant, agent, ttl_seconds: 3600 })).key as string;
+    const mint = (tenant: string, agent: string) => mintOn(serverA, tenant, agent);
     const keyA = await mint('tenant-a', 'run-1');
-    const keyB = await mint('tenant-b', 'run-1');
+    const keyB = await mintOn(server, 'tenant-b', 'run-1');
     // The batches row's later passes: a namespace of their own, so the rows after it see the one big fact.
     const keyA2 = await mint('tenant-a', 'run-2');
-    const admin = server.adminKey;
+    const admin = serverA.adminKey;
 
     // Tenant A's work, row by row; `repeat` rows are sent again until B has a window of samples.
     const written: string[] = [];
@@ -120,7 +143,7 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
     };
     let passes = 0;
     const epoch = JSON.parse(await api('POST', '/v1/lease/acquire', keyA, { ttl_ms: 3_600_000 })).epoch as number;
-    await fetch(new URL('/v1/working-state', server.url), {
+    await fetch(new URL('/v1/working-state', serverA.url), {
       method: 'PATCH',
       headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json', 'x-lease-epoch': String(epoch) },
       body: JSON.stringify({ goal: 'fairness', focus: 'alpha note' }),
@@ -302,7 +325,7 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
     console.log(runTable(figures));
 
     // Nothing lost: every value A wrote is in its export (taken before the purge), every B value in B's.
-    const exportedB = await api('GET', '/v1/events?namespace=tenant-b:run-1', keyB);
+    const exportedB = await apiB('GET', '/v1/events?namespace=tenant-b:run-1', keyB);
     const valuesOf = (ndjson: string) =>
       new Set(
         ndjson
@@ -324,6 +347,8 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
     tenantB?.kill();
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (serverA !== server) await serverA.stop();
+    if (dirA !== dir) rmSync(dirA, { recursive: true, force: true });
   }
 }
 
@@ -337,6 +362,11 @@ for (let run = 1; run <= RUNS; run++) {
 if (A_NICE > 0) {
   console.log(
     `tenant A's client (this process) ran at nice ${A_NICE}: on one machine its parsing of the big answers competes with the server and B for the CPU, as in a deployment it would not`,
+  );
+}
+if (A_APART) {
+  console.log(
+    `a control, not the target: tenant A was served by a server process of its own${A_SERVER_NICE > 0 ? ` at nice ${A_SERVER_NICE}` : ''}, B's server served only B`,
   );
 }
 if (EXTRA_NODE_FLAGS.length > 0) console.log(`the server ran with these node flags too: ${EXTRA_NODE_FLAGS.join(' ')}`);
