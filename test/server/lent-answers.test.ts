@@ -204,8 +204,8 @@ describe("answers lent from the read workers' slab", () => {
     assert.equal(lentSoFar(), lent + 1, 'the page was lent from a slot');
     assert.match(await metrics(), /^tether_read_answer_slots_held 1$/m);
     answerWritten(page);
-    const after = await metrics();
-    assert.match(after, /^tether_read_answer_slots_held 0$/m);
-    assert.match(after, new RegExp(`^tether_read_answers_lent_total ${lent + 1}$`, 'm'));
+    const released = await metrics();
+    assert.match(released, /^tether_read_answer_slots_held 0$/m);
+    assert.match(released, new RegExp(`^tether_read_answers_lent_total ${lent + 1}$`, 'm'));
   });
 });
