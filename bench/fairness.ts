@@ -26,7 +26,10 @@
  * `--heap-growing-percent=50`; printed in the table's header), --a-apart (a control, not the target:
  * A's requests go to a second server process of their own, so nothing of A runs in B's server and what
  * B still waits for is the machine's 2 cores), --a-server-nice N (with --a-apart: that server's threads
- * at nice N, as a heavy writer's thread of lower priority would be).
+ * at nice N, as a heavy writer's thread of lower priority would be), --loop-trace (B's server records its
+ * event loop's gaps and GC pauses, `lib/loop-trace-hook.mjs`; each run then prints, per row, the gaps of 6 ms
+ * or more, the full GCs and scavenges, and how many of B's slow requests were in flight across one, and the
+ * last table pools the runs: a diagnostic, its 1 ms timer costs the server a little CPU).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { newEventId } from '../src/common/ids.ts';
 import { mediansTable, type RowFigures, rowFigures, runTable } from './lib/fairness-report.ts';
+import { loopRows, loopTable, poolLoopRows, type RowLoop, readLoopTrace } from './lib/loop-trace.ts';
 import { type ChildServer, startChildServer } from './lib/memory-process.ts';
 
 const { values: flags } = parseArgs({
@@ -51,6 +55,7 @@ const { values: flags } = parseArgs({
     'node-flags': { type: 'string' },
     'a-apart': { type: 'boolean', default: false },
     'a-server-nice': { type: 'string', default: '0' },
+    'loop-trace': { type: 'boolean', default: false },
   },
 });
 const A_NICE = Number(flags['a-nice']);
@@ -67,6 +72,8 @@ const RUNS = Number(flags.runs);
 if (!Number.isInteger(RUNS) || RUNS < 1 || RUNS > 20)
   throw new Error(`--runs must be a whole number from 1 to 20: got ${flags.runs}`);
 const EXTRA_NODE_FLAGS = flags['node-flags']?.split(' ').filter(Boolean) ?? [];
+const LOOP_TRACE = flags['loop-trace'] === true;
+const LOOP_TRACE_HOOK = new URL('./lib/loop-trace-hook.mjs', import.meta.url).href;
 const RATE_MS = Number(flags['rate-ms']);
 const QUIET_MS = Number(flags['quiet-ms']);
 const MIN_WINDOW_MS = Number(flags['min-window-ms']);
@@ -87,15 +94,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * One run on a server of its own: B alone, then beside each of A's rows; prints the run's table.
  * @returns B's figures per row, and how many written values the exports missed
  */
-async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: number }> {
+async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: number; loop: RowLoop[] | null }> {
   // The server and B inherit this process's nice value: back to 0 before they start (root may).
   if (A_NICE > 0) setPriority(0);
   const startLoad = load();
   const dir = mkdtempSync(join(tmpdir(), 'tether-fairness-'));
+  // Beside the data folder, not in it; the hook reads where from its environment (B's server only).
+  const traceFile = LOOP_TRACE ? `${dir}.loop.ndjson` : null;
+  if (traceFile) process.env.TETHER_LOOP_TRACE_FILE = traceFile;
   const server = await startChildServer(dir, [
     ...(flags['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${flags['cpu-prof']}`, '--cpu-prof-interval=250'] : []),
+    ...(traceFile ? ['--import', LOOP_TRACE_HOOK] : []),
     ...EXTRA_NODE_FLAGS,
   ]);
+  delete process.env.TETHER_LOOP_TRACE_FILE;
   const dirA = A_APART ? mkdtempSync(join(tmpdir(), 'tether-fairness-a-')) : dir;
   let serverA = server;
   let tenantB: ChildProcess | undefined;
@@ -342,21 +354,31 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
       `nothing lost: A ${written.length + writtenMore.length - lostA.length}/${written.length + writtenMore.length} values in the export, B ${result.remembered.length - lostB.length}/${result.remembered.length}${lostA.length + lostB.length ? '  LOST SOME' : ''}`,
     );
     console.log(`(ms; B's latency from send to the whole answer; ${load()})\n`);
-    return { figures, lost: lostA.length + lostB.length };
+    let loop: RowLoop[] | null = null;
+    if (traceFile) {
+      await server.stop(); // the hook writes its last lines as the server exits
+      loop = loopRows(windows, result.samples, readLoopTrace(traceFile), 2 * (figures[0]?.p99 ?? 0));
+      console.log(`the server's event loop, run ${run} (gaps and GC pauses, ms; B slow: over twice the quiet p99)`);
+      console.log(`${loopTable(loop)}\n`);
+    }
+    return { figures, lost: lostA.length + lostB.length, loop };
   } finally {
     tenantB?.kill();
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (traceFile) rmSync(traceFile, { force: true });
     if (serverA !== server) await serverA.stop();
     if (dirA !== dir) rmSync(dirA, { recursive: true, force: true });
   }
 }
 
 const runs: RowFigures[][] = [];
+const loops: RowLoop[][] = [];
 let lost = 0;
 for (let run = 1; run <= RUNS; run++) {
   const r = await oneRun(run);
   runs.push(r.figures);
+  if (r.loop) loops.push(r.loop);
   lost += r.lost;
 }
 if (A_NICE > 0) {
@@ -372,4 +394,8 @@ if (A_APART) {
 if (EXTRA_NODE_FLAGS.length > 0) console.log(`the server ran with these node flags too: ${EXTRA_NODE_FLAGS.join(' ')}`);
 console.log(`bench:fairness — medians over ${RUNS} run(s), each on a new server; ${load()}`);
 console.log(mediansTable(runs));
+if (loops.length > 0) {
+  console.log(`\nthe server's event loop over the ${loops.length} run(s), added up (ms; longest: of any run)`);
+  console.log(loopTable(poolLoopRows(loops)));
+}
 console.log(lost > 0 ? `LOST ${lost} written values` : 'nothing lost in any run');

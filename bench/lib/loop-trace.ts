@@ -1,0 +1,138 @@
+/**
+ * @module
+ * What the server's event loop did during each row of bench:fairness (`--loop-trace`), from the lines
+ * `loop-trace-hook.mjs` wrote in the server: its gaps (the loop held, by anything: a long task, a GC
+ * pause, a wait for a core), its full GCs and scavenges, and how many of tenant B's slow requests
+ * (over twice the quiet p99) were in flight across a gap of `GAP_COUNTED_MS` or more. Earlier sessions
+ * built this as throw-away hooks to find where B's time goes; it is a flag now.
+ */
+import { readFileSync } from 'node:fs';
+import type { RowWindow, Sample } from './fairness-report.ts';
+import { fmt, table } from './stats.ts';
+
+/** One line of the trace: `[startEpochMs, ms, kind]`, kind `gap`, `minor`, `major`, `incremental` or `weakcb`. */
+export type LoopEvent = [number, number, string];
+
+/** Gaps counted in a row (ms): a small request takes ~1-3 ms, so a gap this long doubles it. */
+export const GAP_COUNTED_MS = 6;
+
+/** What the loop did during one row. */
+export interface RowLoop {
+  name: string;
+  /** Gaps of `GAP_COUNTED_MS` or more: how many, their sum and the longest (ms). */
+  gaps: number;
+  gapMs: number;
+  longestGap: number;
+  /** Full (mark-compact) GC pauses: how many, their sum and the longest (ms). */
+  majors: number;
+  majorMs: number;
+  longestMajor: number;
+  /** Scavenges: how many and the longest (ms). */
+  minors: number;
+  longestMinor: number;
+  /** B's samples over `slowMs`, and of them those in flight across a counted gap or a full GC. */
+  slow: number;
+  slowInGap: number;
+}
+
+/** The trace file's events (a line cut by the server's exit is skipped). */
+export function readLoopTrace(file: string): LoopEvent[] {
+  const events: LoopEvent[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    try {
+      const e = JSON.parse(line) as unknown;
+      if (Array.isArray(e) && e.length === 3) events.push(e as LoopEvent);
+    } catch {
+      // the last line, cut
+    }
+  }
+  return events;
+}
+
+/** Whether `[from, to]` and the event's span overlap. */
+const overlaps = (from: number, to: number, [at, ms]: LoopEvent) => at <= to && at + ms >= from;
+
+/**
+ * The loop's figures for each row window.
+ * @param slowMs B's samples slower than this are the slow ones (the bench gives twice the quiet p99)
+ */
+export function loopRows(windows: RowWindow[], samples: Sample[], events: LoopEvent[], slowMs: number): RowLoop[] {
+  return windows.map((w) => {
+    const inRow = events.filter(([at]) => at >= w.from && at <= w.to);
+    const of = (kind: string, min = 0) => inRow.filter((e) => e[2] === kind && e[1] >= min).map((e) => e[1]);
+    const gaps = of('gap', GAP_COUNTED_MS);
+    const majors = of('major');
+    const minors = of('minor');
+    const holds = inRow.filter((e) => (e[2] === 'gap' && e[1] >= GAP_COUNTED_MS) || e[2] === 'major');
+    const slow = samples.filter(([at, ms]) => at >= w.from && at <= w.to && ms > slowMs);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const most = (xs: number[]) => (xs.length === 0 ? 0 : Math.max(...xs));
+    return {
+      name: w.name,
+      gaps: gaps.length,
+      gapMs: sum(gaps),
+      longestGap: most(gaps),
+      majors: majors.length,
+      majorMs: sum(majors),
+      longestMajor: most(majors),
+      minors: minors.length,
+      longestMinor: most(minors),
+      slow: slow.length,
+      slowInGap: slow.filter(([at, ms]) => holds.some((e) => overlaps(at, at + ms, e))).length,
+    };
+  });
+}
+
+/** The rows of several runs added up (counts and sums added, longest the longest). */
+export function poolLoopRows(runs: RowLoop[][]): RowLoop[] {
+  return (runs[0] ?? []).map((first, i) => {
+    const all = runs.map((r) => r[i] as RowLoop);
+    const add = (k: keyof RowLoop) => all.reduce((s, r) => s + (r[k] as number), 0);
+    const most = (k: keyof RowLoop) => Math.max(...all.map((r) => r[k] as number));
+    return {
+      name: first.name,
+      gaps: add('gaps'),
+      gapMs: add('gapMs'),
+      longestGap: most('longestGap'),
+      majors: add('majors'),
+      majorMs: add('majorMs'),
+      longestMajor: most('longestMajor'),
+      minors: add('minors'),
+      longestMinor: most('longestMinor'),
+      slow: add('slow'),
+      slowInGap: add('slowInGap'),
+    };
+  });
+}
+
+/** The loop's figures as a table. */
+export function loopTable(rows: RowLoop[]): string {
+  return table([
+    [
+      'row (what tenant A sends)',
+      `gaps >=${GAP_COUNTED_MS}`,
+      'gap ms',
+      'longest',
+      'full GCs',
+      'GC ms',
+      'longest',
+      'scavenges',
+      'longest',
+      'B slow',
+      'in a gap',
+    ],
+    ...rows.map((r) => [
+      r.name,
+      String(r.gaps),
+      fmt(r.gapMs),
+      fmt(r.longestGap),
+      String(r.majors),
+      fmt(r.majorMs),
+      fmt(r.longestMajor),
+      String(r.minors),
+      fmt(r.longestMinor),
+      String(r.slow),
+      String(r.slowInGap),
+    ]),
+  ]);
+}
