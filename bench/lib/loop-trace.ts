@@ -1,17 +1,22 @@
 /**
  * @module
  * What the server's event loop did during each row of bench:fairness (`--loop-trace`), from the lines
- * `loop-trace-hook.mjs` wrote in the server: its gaps (the loop held, by anything: a long task, a GC
- * pause, a wait for a core), its full GCs and scavenges, and how many of tenant B's slow requests
- * (over twice the quiet p99) were in flight across a gap of `GAP_COUNTED_MS` or more. Earlier sessions
- * built this as throw-away hooks to find where B's time goes; it is a flag now.
+ * `loop-trace-hook.mjs` wrote in the server: its gaps (the loop held by a long task, a GC pause or a wait
+ * for a core; of their time, how much the loop's thread ran and how much it waited for a core), its full
+ * GCs and scavenges, and how many of tenant B's slow requests (over twice the quiet p99) were in flight
+ * across a gap of `GAP_COUNTED_MS` or more, or a full GC. Earlier sessions built this as throw-away hooks
+ * to find where B's time goes; it is a flag now.
  */
 import { readFileSync } from 'node:fs';
 import type { RowWindow, Sample } from './fairness-report.ts';
 import { fmt, table } from './stats.ts';
 
-/** One line of the trace: `[startEpochMs, ms, kind]`, kind `gap`, `minor`, `major`, `incremental` or `weakcb`. */
-export type LoopEvent = [number, number, string];
+/**
+ * One line of the trace: `[startEpochMs, ms, kind]`, kind `minor`, `major`, `incremental` or `weakcb`;
+ * a gap is `[startEpochMs, ms, 'gap', runMs, waitMs]`: of its ms, those the loop's thread ran on a core
+ * and those it waited, ready, for one (-1 where the hook could not read them).
+ */
+export type LoopEvent = [number, number, string] | [number, number, 'gap', number, number];
 
 /** Gaps counted in a row (ms): a small request takes ~1-3 ms, so a gap this long doubles it. */
 export const GAP_COUNTED_MS = 6;
@@ -23,6 +28,9 @@ export interface RowLoop {
   gaps: number;
   gapMs: number;
   longestGap: number;
+  /** Of those gaps' ms: the loop's thread on a core, and ready but waiting for one (-1: not known). */
+  gapRunMs: number;
+  gapWaitMs: number;
   /** Full (mark-compact) GC pauses: how many, their sum and the longest (ms). */
   majors: number;
   majorMs: number;
@@ -41,7 +49,7 @@ export function readLoopTrace(file: string): LoopEvent[] {
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     try {
       const e = JSON.parse(line) as unknown;
-      if (Array.isArray(e) && e.length === 3) events.push(e as LoopEvent);
+      if (Array.isArray(e) && (e.length === 3 || e.length === 5)) events.push(e as LoopEvent);
     } catch {
       // the last line, cut
     }
@@ -57,21 +65,25 @@ const overlaps = (from: number, to: number, [at, ms]: LoopEvent) => at <= to && 
  * @param slowMs B's samples slower than this are the slow ones (the bench gives twice the quiet p99)
  */
 export function loopRows(windows: RowWindow[], samples: Sample[], events: LoopEvent[], slowMs: number): RowLoop[] {
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   return windows.map((w) => {
     const inRow = events.filter(([at]) => at >= w.from && at <= w.to);
     const of = (kind: string, min = 0) => inRow.filter((e) => e[2] === kind && e[1] >= min).map((e) => e[1]);
-    const gaps = of('gap', GAP_COUNTED_MS);
+    const counted = inRow.filter((e) => e[2] === 'gap' && e[1] >= GAP_COUNTED_MS);
+    const gaps = counted.map((e) => e[1]);
+    const split = (i: 3 | 4) => (counted.some((e) => (e[i] ?? -1) < 0) ? -1 : sum(counted.map((e) => e[i] ?? 0)));
     const majors = of('major');
     const minors = of('minor');
     const holds = inRow.filter((e) => (e[2] === 'gap' && e[1] >= GAP_COUNTED_MS) || e[2] === 'major');
     const slow = samples.filter(([at, ms]) => at >= w.from && at <= w.to && ms > slowMs);
-    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     const most = (xs: number[]) => (xs.length === 0 ? 0 : Math.max(...xs));
     return {
       name: w.name,
       gaps: gaps.length,
       gapMs: sum(gaps),
       longestGap: most(gaps),
+      gapRunMs: split(3),
+      gapWaitMs: split(4),
       majors: majors.length,
       majorMs: sum(majors),
       longestMajor: most(majors),
@@ -94,6 +106,8 @@ export function poolLoopRows(runs: RowLoop[][]): RowLoop[] {
       gaps: add('gaps'),
       gapMs: add('gapMs'),
       longestGap: most('longestGap'),
+      gapRunMs: all.some((r) => r.gapRunMs < 0) ? -1 : add('gapRunMs'),
+      gapWaitMs: all.some((r) => r.gapWaitMs < 0) ? -1 : add('gapWaitMs'),
       majors: add('majors'),
       majorMs: add('majorMs'),
       longestMajor: most('longestMajor'),
@@ -113,6 +127,8 @@ export function loopTable(rows: RowLoop[]): string {
       `gaps >=${GAP_COUNTED_MS}`,
       'gap ms',
       'longest',
+      'on a core',
+      'waiting',
       'full GCs',
       'GC ms',
       'longest',
@@ -126,6 +142,8 @@ export function loopTable(rows: RowLoop[]): string {
       String(r.gaps),
       fmt(r.gapMs),
       fmt(r.longestGap),
+      r.gapRunMs < 0 ? '-' : fmt(r.gapRunMs),
+      r.gapWaitMs < 0 ? '-' : fmt(r.gapWaitMs),
       String(r.majors),
       fmt(r.majorMs),
       fmt(r.longestMajor),

@@ -21,9 +21,9 @@ const windows: RowWindow[] = [
   { name: 'a 1 MiB import', from: 1000, to: 2000, ms: 500, sent: 2 },
 ];
 const events: LoopEvent[] = [
-  [500, 7, 'gap'],
-  [1100, 10, 'gap'],
-  [1500, 4, 'gap'], // under GAP_COUNTED_MS: not counted, and holds no sample
+  [500, 7, 'gap', 6, 1],
+  [1100, 10, 'gap', 3, 7], // of its 10 ms, 3 on a core and 7 waiting for one
+  [1500, 4, 'gap', 4, 0], // under GAP_COUNTED_MS: not counted, and holds no sample
   [1600, 8, 'major'],
   [1700, 2, 'minor'],
   [1750, 3, 'minor'],
@@ -44,6 +44,8 @@ describe('loopRows', () => {
       gaps: 1,
       gapMs: 7,
       longestGap: 7,
+      gapRunMs: 6,
+      gapWaitMs: 1,
       majors: 0,
       majorMs: 0,
       longestMajor: 0,
@@ -57,6 +59,8 @@ describe('loopRows', () => {
       gaps: 1,
       gapMs: 10,
       longestGap: 10,
+      gapRunMs: 3,
+      gapWaitMs: 7,
       majors: 1,
       majorMs: 8,
       longestMajor: 8,
@@ -69,22 +73,31 @@ describe('loopRows', () => {
 
   it('adds the runs up: counts and sums added, longest the longest', () => {
     const one = loopRows(windows, samples, events, 10);
-    const two = loopRows(windows, samples, [...events, [1900, 30, 'gap']], 10);
+    const two = loopRows(windows, samples, [...events, [1900, 30, 'gap', 25, 5]], 10);
     const pooled = poolLoopRows([one, two])[1];
     assert.equal(pooled?.gaps, 3);
     assert.equal(pooled?.gapMs, 50);
     assert.equal(pooled?.longestGap, 30);
+    assert.equal(pooled?.gapRunMs, 31);
+    assert.equal(pooled?.gapWaitMs, 19);
     assert.equal(pooled?.majors, 2);
     assert.equal(pooled?.slow, 8);
+  });
+
+  it("says a gap's split is not known when the hook could not read it", () => {
+    const [, row] = loopRows(windows, samples, [[1100, 10, 'gap', -1, -1]], 10);
+    assert.equal(row?.gapMs, 10);
+    assert.equal(row?.gapRunMs, -1);
+    assert.equal(row?.gapWaitMs, -1);
   });
 });
 
 describe('readLoopTrace', () => {
   it('reads every whole line and skips one cut by an exit', () => {
     const file = join(dir, 'cut.ndjson');
-    writeFileSync(file, '[1,2,"gap"]\n[3,4.5,"major"]\n[5,6,"mi');
+    writeFileSync(file, '[1,7,"gap",5,2]\n[3,4.5,"major"]\n[5,6,"mi');
     assert.deepEqual(readLoopTrace(file), [
-      [1, 2, 'gap'],
+      [1, 7, 'gap', 5, 2],
       [3, 4.5, 'major'],
     ]);
   });
@@ -104,8 +117,13 @@ describe('loop-trace-hook.mjs', () => {
       env: { ...process.env, TETHER_LOOP_TRACE_FILE: file },
     });
     const trace = readLoopTrace(file);
-    const longest = Math.max(...trace.filter((e) => e[2] === 'gap').map((e) => e[1]));
-    assert.ok(longest >= 80, `longest gap ${longest} ms`);
+    const gaps = trace.filter((e) => e[2] === 'gap');
+    const longest = gaps.reduce((a, b) => (b[1] > a[1] ? b : a));
+    assert.ok(longest[1] >= 80, `longest gap ${longest[1]} ms`);
+    // Busy, not asleep: the thread ran on a core or waited for one nearly all of the gap (schedstat).
+    const [, ms, , run = -1, wait = -1] = longest;
+    assert.ok(run >= 0 && wait >= 0, JSON.stringify(longest));
+    assert.ok(run + wait >= 0.9 * (ms - 2), JSON.stringify(longest));
     assert.ok(
       trace.some((e) => e[2] === 'major'),
       JSON.stringify(trace),
