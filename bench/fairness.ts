@@ -28,8 +28,9 @@
  * B still waits for is the machine's 2 cores), --a-server-nice N (with --a-apart: that server's threads
  * at nice N, as a heavy writer's thread of lower priority would be), --loop-trace (B's server records its
  * event loop's gaps and GC pauses, `lib/loop-trace-hook.mjs`; each run then prints, per row, the gaps of 6 ms
- * or more, the full GCs and scavenges, and how many of B's slow requests were in flight across one, and the
- * last table pools the runs: a diagnostic, its 1 ms timer costs the server a little CPU).
+ * or more and how much of them the loop ran or waited for a core, the full GCs and scavenges, how many of
+ * B's slow requests were in flight across one, and who ran on the cores (`lib/cpu-by-thread.ts`); the last
+ * table pools the runs: a diagnostic, its 1 ms timer costs the server a little CPU).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,8 +40,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { newEventId } from '../src/common/ids.ts';
+import { type CpuShare, type CpuSnapshot, cpuBetween, cpuSnapshot } from './lib/cpu-by-thread.ts';
 import { mediansTable, type RowFigures, rowFigures, runTable } from './lib/fairness-report.ts';
-import { loopRows, loopTable, poolLoopRows, type RowLoop, readLoopTrace } from './lib/loop-trace.ts';
+import { cpuTable, loopRows, loopTable, poolLoopRows, type RowLoop, readLoopTrace } from './lib/loop-trace.ts';
 import { type ChildServer, startChildServer } from './lib/memory-process.ts';
 
 const { values: flags } = parseArgs({
@@ -303,15 +305,25 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
     // After the server and B started (children inherit a nice value): only A's client runs at it.
     if (A_NICE > 0) setPriority(A_NICE);
     const windows: { name: string; from: number; to: number; ms: number; sent: number }[] = [];
+    // With the loop trace: who ran on the cores during each window (B's server by thread, A's and B's clients).
+    const cpu: CpuShare[] = [];
+    const snapshot = () => (traceFile ? cpuSnapshot(server.pid, process.pid, tenantB?.pid ?? -1) : null);
+    const cpuSince = (before: CpuSnapshot | null) => {
+      const after = snapshot();
+      if (before && after) cpu.push(cpuBetween(before, after));
+    };
     const quietFrom = Date.now();
+    const quietCpu = snapshot();
     await sleep(QUIET_MS);
     windows.push({ name: 'quiet (B alone)', from: quietFrom, to: Date.now(), ms: 0, sent: 0 });
+    cpuSince(quietCpu);
     // The values of the export check are taken before the purge erases A's namespace.
     let exportedA = '';
     for (const row of rows) {
       if (row.name.startsWith('a purge')) exportedA = await api('GET', '/v1/events?namespace=tenant-a:run-1', keyA);
       await settled(); // B's backlog of the row before is answered first
       const from = Date.now();
+      const rowCpu = snapshot();
       let sent = 0;
       let busy = 0;
       do {
@@ -321,6 +333,7 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
         sent++;
       } while (row.repeat && sent < 20 && Date.now() - from < MIN_WINDOW_MS);
       windows.push({ name: row.name, from, to: Date.now(), ms: busy / sent, sent });
+      cpuSince(rowCpu);
     }
     const finished = new Promise<void>((resolve) => tenantB!.on('exit', () => resolve()));
     tenantB.stdin!.end('stop\n');
@@ -357,9 +370,11 @@ async function oneRun(run: number): Promise<{ figures: RowFigures[]; lost: numbe
     let loop: RowLoop[] | null = null;
     if (traceFile) {
       await server.stop(); // the hook writes its last lines as the server exits
-      loop = loopRows(windows, result.samples, readLoopTrace(traceFile), 2 * (figures[0]?.p99 ?? 0));
+      loop = loopRows(windows, result.samples, readLoopTrace(traceFile), 2 * (figures[0]?.p99 ?? 0), cpu);
       console.log(`the server's event loop, run ${run} (gaps and GC pauses, ms; B slow: over twice the quiet p99)`);
       console.log(`${loopTable(loop)}\n`);
+      console.log(`who ran on the cores, run ${run} (ms of run time; 2 cores give twice the row's length)`);
+      console.log(`${cpuTable(loop)}\n`);
     }
     return { figures, lost: lostA.length + lostB.length, loop };
   } finally {
@@ -396,6 +411,9 @@ console.log(`bench:fairness — medians over ${RUNS} run(s), each on a new serve
 console.log(mediansTable(runs));
 if (loops.length > 0) {
   console.log(`\nthe server's event loop over the ${loops.length} run(s), added up (ms; longest: of any run)`);
-  console.log(loopTable(poolLoopRows(loops)));
+  const pooled = poolLoopRows(loops);
+  console.log(loopTable(pooled));
+  console.log(`\nwho ran on the cores over the ${loops.length} run(s), added up (ms of run time)`);
+  console.log(cpuTable(pooled));
 }
 console.log(lost > 0 ? `LOST ${lost} written values` : 'nothing lost in any run');

@@ -8,6 +8,7 @@
  * to find where B's time goes; it is a flag now.
  */
 import { readFileSync } from 'node:fs';
+import type { CpuShare } from './cpu-by-thread.ts';
 import type { RowWindow, Sample } from './fairness-report.ts';
 import { fmt, table } from './stats.ts';
 
@@ -41,6 +42,9 @@ export interface RowLoop {
   /** B's samples over `slowMs`, and of them those in flight across a counted gap or a full GC. */
   slow: number;
   slowInGap: number;
+  /** The row's length, and who ran on the cores during it (ms; null when not read). */
+  windowMs: number;
+  cpu: CpuShare | null;
 }
 
 /** The trace file's events (a line cut by the server's exit is skipped). */
@@ -64,9 +68,15 @@ const overlaps = (from: number, to: number, [at, ms]: LoopEvent) => at <= to && 
  * The loop's figures for each row window.
  * @param slowMs B's samples slower than this are the slow ones (the bench gives twice the quiet p99)
  */
-export function loopRows(windows: RowWindow[], samples: Sample[], events: LoopEvent[], slowMs: number): RowLoop[] {
+export function loopRows(
+  windows: RowWindow[],
+  samples: Sample[],
+  events: LoopEvent[],
+  slowMs: number,
+  cpu: CpuShare[] = [],
+): RowLoop[] {
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  return windows.map((w) => {
+  return windows.map((w, i) => {
     const inRow = events.filter(([at]) => at >= w.from && at <= w.to);
     const of = (kind: string, min = 0) => inRow.filter((e) => e[2] === kind && e[1] >= min).map((e) => e[1]);
     const counted = inRow.filter((e) => e[2] === 'gap' && e[1] >= GAP_COUNTED_MS);
@@ -91,8 +101,22 @@ export function loopRows(windows: RowWindow[], samples: Sample[], events: LoopEv
       longestMinor: most(minors),
       slow: slow.length,
       slowInGap: slow.filter(([at, ms]) => holds.some((e) => overlaps(at, at + ms, e))).length,
+      windowMs: w.to - w.from,
+      cpu: cpu[i] ?? null,
     };
   });
+}
+
+/** Two CPU shares added. */
+function addCpu(a: CpuShare | null, b: CpuShare | null): CpuShare | null {
+  if (!a || !b) return null;
+  return {
+    loop: a.loop + b.loop,
+    serverNice0: a.serverNice0 + b.serverNice0,
+    serverNiced: a.serverNiced + b.serverNiced,
+    clientA: a.clientA + b.clientA,
+    clientB: a.clientB + b.clientB,
+  };
 }
 
 /** The rows of several runs added up (counts and sums added, longest the longest). */
@@ -115,8 +139,35 @@ export function poolLoopRows(runs: RowLoop[][]): RowLoop[] {
       longestMinor: most('longestMinor'),
       slow: add('slow'),
       slowInGap: add('slowInGap'),
+      windowMs: add('windowMs'),
+      cpu: all.map((r) => r.cpu).reduce(addCpu),
     };
   });
+}
+
+/** Who ran on the cores during each row, as a table (ms of run time; 2 cores give twice the row's length). */
+export function cpuTable(rows: RowLoop[]): string {
+  const cell = (r: RowLoop, k: keyof CpuShare) => (r.cpu ? fmt(r.cpu[k]) : '-');
+  return table([
+    [
+      'row (what tenant A sends)',
+      'row ms',
+      'B server loop',
+      'its nice-0 threads',
+      'its niced threads',
+      'A client',
+      'B client',
+    ],
+    ...rows.map((r) => [
+      r.name,
+      fmt(r.windowMs),
+      cell(r, 'loop'),
+      cell(r, 'serverNice0'),
+      cell(r, 'serverNiced'),
+      cell(r, 'clientA'),
+      cell(r, 'clientB'),
+    ]),
+  ]);
 }
 
 /** The loop's figures as a table. */

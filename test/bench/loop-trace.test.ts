@@ -53,6 +53,8 @@ describe('loopRows', () => {
       longestMinor: 0,
       slow: 0,
       slowInGap: 0,
+      windowMs: 1000,
+      cpu: null,
     });
     assert.deepEqual(row, {
       name: 'a 1 MiB import',
@@ -68,6 +70,8 @@ describe('loopRows', () => {
       longestMinor: 3,
       slow: 4,
       slowInGap: 2,
+      windowMs: 1000,
+      cpu: null,
     });
   });
 
@@ -82,6 +86,17 @@ describe('loopRows', () => {
     assert.equal(pooled?.gapWaitMs, 19);
     assert.equal(pooled?.majors, 2);
     assert.equal(pooled?.slow, 8);
+  });
+
+  it("keeps each window's CPU shares and adds them up over runs", () => {
+    const share = (loop: number) => ({ loop, serverNice0: 1, serverNiced: 2, clientA: 3, clientB: 4 });
+    const one = loopRows(windows, samples, events, 10, [share(100), share(500)]);
+    assert.deepEqual(one[1]?.cpu, share(500));
+    const pooled = poolLoopRows([one, loopRows(windows, samples, events, 10, [share(50), share(700)])]);
+    assert.deepEqual(pooled[1]?.cpu, { loop: 1200, serverNice0: 2, serverNiced: 4, clientA: 6, clientB: 8 });
+    assert.equal(pooled[1]?.windowMs, 2000);
+    const unread = poolLoopRows([one, loopRows(windows, samples, events, 10)]);
+    assert.equal(unread[1]?.cpu, null, 'a run without shares leaves the pooled ones unknown');
   });
 
   it("says a gap's split is not known when the hook could not read it", () => {
