@@ -78,13 +78,15 @@ export function loopRows(
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
   return windows.map((w, i) => {
     const inRow = events.filter(([at]) => at >= w.from && at <= w.to);
-    const of = (kind: string, min = 0) => inRow.filter((e) => e[2] === kind && e[1] >= min).map((e) => e[1]);
     const counted = inRow.filter((e) => e[2] === 'gap' && e[1] >= GAP_COUNTED_MS);
+    const fullGcs = inRow.filter((e) => e[2] === 'major');
     const gaps = counted.map((e) => e[1]);
-    const split = (i: 3 | 4) => (counted.some((e) => (e[i] ?? -1) < 0) ? -1 : sum(counted.map((e) => e[i] ?? 0)));
-    const majors = of('major');
-    const minors = of('minor');
-    const holds = inRow.filter((e) => (e[2] === 'gap' && e[1] >= GAP_COUNTED_MS) || e[2] === 'major');
+    const majors = fullGcs.map((e) => e[1]);
+    const minors = inRow.filter((e) => e[2] === 'minor').map((e) => e[1]);
+    // A gap's run or wait ms (fields 3, 4) added up; -1 when one gap's were not read.
+    const split = (field: 3 | 4) =>
+      counted.some((e) => (e[field] ?? -1) < 0) ? -1 : sum(counted.map((e) => e[field] ?? 0));
+    const holds = [...counted, ...fullGcs];
     const slow = samples.filter(([at, ms]) => at >= w.from && at <= w.to && ms > slowMs);
     const most = (xs: number[]) => (xs.length === 0 ? 0 : Math.max(...xs));
     return {
@@ -107,16 +109,11 @@ export function loopRows(
   });
 }
 
-/** Two CPU shares added. */
+/** Two CPU shares added, key by key (null when either is not known). */
 function addCpu(a: CpuShare | null, b: CpuShare | null): CpuShare | null {
   if (!a || !b) return null;
-  return {
-    loop: a.loop + b.loop,
-    serverNice0: a.serverNice0 + b.serverNice0,
-    serverNiced: a.serverNiced + b.serverNiced,
-    clientA: a.clientA + b.clientA,
-    clientB: a.clientB + b.clientB,
-  };
+  const keys = Object.keys(a) as (keyof CpuShare)[];
+  return Object.fromEntries(keys.map((k) => [k, a[k] + b[k]])) as unknown as CpuShare;
 }
 
 /** The rows of several runs added up (counts and sums added, longest the longest). */

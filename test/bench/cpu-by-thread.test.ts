@@ -23,28 +23,32 @@ describe('threadRuns', () => {
 
 describe('cpuBetween', () => {
   it("splits B's server into its loop, its nice-0 threads and its niced ones; a new thread counts from 0", () => {
-    const ms = 1e6;
-    const before: CpuSnapshot = {
+    /** A snapshot of server 10: each thread as [tid, run ms, nice]; the clients' run ms. */
+    const snapshot = (threads: [number, number, number][], clientA: number, clientB: number): CpuSnapshot => ({
       serverPid: 10,
-      server: new Map([
-        [10, { ns: 100 * ms, nice: 0 }],
-        [11, { ns: 10 * ms, nice: 0 }],
-        [12, { ns: 5 * ms, nice: 10 }],
-      ]),
-      clientA: 40 * ms,
-      clientB: 7 * ms,
-    };
-    const after: CpuSnapshot = {
-      serverPid: 10,
-      server: new Map([
-        [10, { ns: 350 * ms, nice: 0 }],
-        [11, { ns: 30 * ms, nice: 0 }],
-        [12, { ns: 25 * ms, nice: 10 }],
-        [13, { ns: 8 * ms, nice: 10 }],
-      ]),
-      clientA: 140 * ms,
-      clientB: 9 * ms,
-    };
+      server: new Map(threads.map(([tid, ms, nice]) => [tid, { ns: ms * 1e6, nice }])),
+      clientA: clientA * 1e6,
+      clientB: clientB * 1e6,
+    });
+    const before = snapshot(
+      [
+        [10, 100, 0],
+        [11, 10, 0],
+        [12, 5, 10],
+      ],
+      40,
+      7,
+    );
+    const after = snapshot(
+      [
+        [10, 350, 0],
+        [11, 30, 0],
+        [12, 25, 10],
+        [13, 8, 10],
+      ],
+      140,
+      9,
+    );
     assert.deepEqual(cpuBetween(before, after), {
       loop: 250,
       serverNice0: 20,
